@@ -1,0 +1,110 @@
+# knockgw - GNU make, pkg-config, no autotools.
+#   make            build build/knockgw and build/knock-connect
+#   make deps       install the Debian packages the build, tests and demo need
+#   make check      deps + build + unit, config, ISN, fuzz-smoke and netns tests
+#   make fuzz       build the libFuzzer targets with clang
+#   make analyze    clang static analyzer over the sources
+#   make clean
+# V=1 shows the commands.
+
+CC ?= cc
+CLANG ?= clang
+PKG_CONFIG ?= pkg-config
+PREFIX ?= /usr
+DESTDIR ?=
+CFLAGS ?= -O2 -g
+LDFLAGS ?=
+FUZZ_SECONDS ?= 5
+
+BUILD := build
+PKGS := libnetfilter_queue libmnl libnftnl libconfig libsodium libsystemd libnetfilter_conntrack
+
+# Warnings are not optional: they stay even when CFLAGS is overridden.
+WARNINGS := -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
+	-Wcast-qual -Wsign-compare -Wformat=2 -Wvla
+HARDEN_CFLAGS := -fPIE -fstack-protector-strong -fstack-clash-protection -D_FORTIFY_SOURCE=2
+HARDEN_LDFLAGS := -pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack
+
+PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(HARDEN_CFLAGS) -Idaemon $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+ALL_LDFLAGS = $(HARDEN_LDFLAGS) $(LDFLAGS)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+DAEMON_MAIN := daemon/knockgw.c
+LIB_SRCS := $(filter-out $(DAEMON_MAIN),$(wildcard daemon/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+
+.PHONY: all deps check unit test-tools fuzz fuzz-smoke analyze clean
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/knockgw $(BUILD)/knock-connect
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libknockgw.a: $(LIB_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/knockgw: $(BUILD)/obj/daemon/knockgw.o $(BUILD)/libknockgw.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/knock-connect: $(BUILD)/obj/client/knock-connect.o $(BUILD)/libknockgw.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/libknockgw.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libknockgw.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+unit: $(UNIT_BINS)
+test-tools: $(TOOL_BINS)
+
+deps:
+	$(Q)sh tools/deps.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all unit test-tools fuzz
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/run.sh
+
+# libFuzzer targets: clang, with the project's sources compiled in directly.
+FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-Idaemon $(PKG_CFLAGS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard daemon/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(PKG_LIBS)
+
+fuzz: $(FUZZ_BINS)
+
+analyze:
+	$(Q)for f in $(wildcard daemon/*.c client/*.c); do \
+		$(CLANG) --analyze -Xanalyzer -analyzer-output=text -std=gnu11 -Idaemon $(PKG_CFLAGS) \
+			-o /dev/null $$f || exit 1; done
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

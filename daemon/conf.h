@@ -1,0 +1,163 @@
+/*
+ * conf.h - knockgw.conf: load with libconfig, then validate.
+ *
+ * conf_load() reads the file into a plain struct conf (syntax, types, unknown
+ * settings, key files) and conf_validate() then checks the struct alone (ranges,
+ * duplicates, references, key lengths per mode); it is pure.  Every problem is
+ * recorded as one line "FILE:LINE: message" quoting the bad value; any error
+ * rejects the whole file.  A struct conf owns its keyring (locked memory);
+ * conf_free() wipes it.  Settings and their meaning: conf/knockgw.conf.
+ *
+ * Schema (names fixed by SPEC section 3; defaults in brackets):
+ *   queue   = { num [0] 0..65535; count [1] 1..16; fail_open [false];
+ *               maxlen [4096] 16..1048576; };
+ *   rules   = { manage [true]; table ["knockgw"] [A-Za-z0-9_]{1,32}; };
+ *   log_level ["info"] debug|info|notice|warning|error;
+ *   translate ["kernel"] kernel|user;
+ *   control_socket ["/run/knockgw/control.sock"] absolute path;
+ *   limits  = { flows [65536] 64..4194304; replay [65536] 64..4194304;
+ *               hold_bytes [4194304] 4096..1073741824;
+ *               hold_flow_bytes [65536] 1024..1048576;
+ *               integrity_timeout [10] 1..300 seconds; };
+ *   keys    = ( { name; file | secret; }, ... )  name [A-Za-z0-9_.-]{1,32}
+ *   protect = ( { port 1..65535; mode knock|native; keys = [names] (1..16);
+ *                 integrity_len [0] 0..2048; on_fail ["reset"] reset|drop;
+ *                 window [30] 0..86400 (native only); replay [true];
+ *                 replay_ttl [knock 3600; native 3*window, or 3600 when
+ *                 window is 0] 1..604800, native: >= 3*window;
+ *                 addresses [all] = [ "addr" or "addr/len", ... ]; }, ... )
+ *   knock   = ( { dst "addr" or "addr/len"; port; mode; key "name";
+ *                 integrity_len [0]; window [30] (native only); }, ... )
+ */
+#ifndef KNOCKGW_CONF_H
+#define KNOCKGW_CONF_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "keys.h"
+#include "verify.h"
+
+enum {
+	CONF_NAME_MAX = 33,		/* 32 characters and NUL */
+	CONF_MAX_KEYS = 256,
+	CONF_MAX_PROTECT = 256,
+	CONF_MAX_KNOCK = 256,
+	CONF_MAX_ENTRY_KEYS = 16,
+	CONF_MAX_ADDRS = 16,
+	CONF_MAX_ERRORS = 32,
+	CONF_ERR_LEN = 512,
+};
+
+enum on_fail { ON_FAIL_RESET, ON_FAIL_DROP };
+enum translate { TRANSLATE_KERNEL, TRANSLATE_USER };
+
+/* An address or CIDR prefix; addr is network order, IPv4 in the first 4 bytes. */
+struct prefix {
+	int family;		/* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	uint8_t len;		/* prefix length in bits */
+};
+
+struct conf_key {
+	char name[CONF_NAME_MAX];
+	int line;
+	bool from_file;		/* file = ...; otherwise secret = "..." */
+	char file[PATH_MAX];	/* as resolved (relative to the config's directory) */
+	size_t len;		/* raw key length; the bytes are in conf.keyring */
+};
+
+struct conf_protect {
+	int line;
+	uint16_t port;
+	enum kg_mode mode;
+	size_t nkeys;
+	int keys[CONF_MAX_ENTRY_KEYS];	/* indexes into conf.keys */
+	uint16_t integrity_len;
+	enum on_fail on_fail;
+	uint32_t window;
+	bool replay;
+	uint32_t replay_ttl;		/* seconds, defaults already applied */
+	size_t naddrs;			/* 0 = every local address */
+	struct prefix addrs[CONF_MAX_ADDRS];
+};
+
+struct conf_knock {
+	int line;
+	struct prefix dst;
+	uint16_t port;
+	enum kg_mode mode;
+	int key;			/* index into conf.keys */
+	uint16_t integrity_len;
+	uint32_t window;
+};
+
+struct conf {
+	char path[PATH_MAX];
+
+	uint16_t queue_num;
+	uint16_t queue_count;
+	bool fail_open;
+	uint32_t queue_maxlen;
+
+	bool rules_manage;
+	char table[CONF_NAME_MAX];
+
+	int log_level;			/* syslog LOG_* value */
+	enum translate translate;
+	char control_socket[108];	/* sizeof(sun_path) */
+
+	uint32_t max_flows;
+	uint32_t max_replay;
+	uint32_t hold_bytes;
+	uint32_t hold_flow_bytes;
+	uint32_t integrity_timeout;
+
+	size_t nkeys;
+	struct conf_key keys[CONF_MAX_KEYS];
+	struct keyring keyring;		/* keyring.keys[i] belongs to keys[i] */
+
+	size_t nprotect;
+	struct conf_protect protect[CONF_MAX_PROTECT];
+	size_t nknock;
+	struct conf_knock knock[CONF_MAX_KNOCK];
+
+	/* Lines of settings that conf_validate() needs to quote. */
+	int line_queue_num, line_queue_count, line_table;
+};
+
+struct conf_errors {
+	size_t n;
+	bool overflow;			/* more errors than fit */
+	char msg[CONF_MAX_ERRORS][CONF_ERR_LEN];	/* "FILE:LINE: message" */
+};
+
+/* Sets every default; the struct is then a valid empty configuration. */
+void conf_defaults(struct conf *c);
+
+/*
+ * Loads path into *c (which conf_load initialises).  Returns 0 when it loaded
+ * and validated cleanly; otherwise -EINVAL (or -errno for an unreadable file)
+ * with every problem in *errs.  On failure *c holds nothing to free.
+ */
+int conf_load(const char *path, struct conf *c, struct conf_errors *errs);
+
+/* Pure checks of a loaded struct; returns the number of errors added. */
+size_t conf_validate(const struct conf *c, struct conf_errors *errs);
+
+/* Appends "file:line: message". */
+void conf_error(struct conf_errors *errs, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Wipes and frees the keyring; safe on a zeroed or already freed struct. */
+void conf_free(struct conf *c);
+
+/* Parses "addr" or "addr/len"; 0 or -EINVAL. */
+int prefix_parse(const char *text, struct prefix *ret);
+bool prefix_contains(const struct prefix *p, int family, const uint8_t *addr);
+
+const char *kg_mode_name(enum kg_mode m);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * seqrewrite.h - sequence translation for client-role flows.
+ *
+ * A knocked flow's SYN leaves with the knock ISN instead of the kernel's, so
+ * every later packet is shifted by delta = knock_isn - kernel_isn: outgoing
+ * seq += delta, incoming ack -= delta and every incoming SACK block edge
+ * (D-SACK included, RFC 2883) -= delta, all modulo 2^32.  The TCP checksum is
+ * updated incrementally (RFC 1624) unless the caller says it is not yet
+ * computed (a GSO/partial-checksum packet), in which case the caller must
+ * compute it in full (seqrewrite_tcp_csum_full).  Pure: in-place on caller
+ * memory, no I/O.
+ */
+#ifndef KNOCKGW_SEQREWRITE_H
+#define KNOCKGW_SEQREWRITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pkt.h"
+
+enum seq_dir {
+	SEQ_OUT,	/* this host -> server: seq += delta */
+	SEQ_IN,		/* server -> this host: ack, SACK -= delta */
+};
+
+/*
+ * Rewrites buf (described by v, which stays valid: only numbers change) for
+ * direction dir.  fix_csum false leaves the checksum field alone.
+ */
+void seqrewrite_apply(uint8_t *buf, struct pkt_view *v, enum seq_dir dir, uint32_t delta,
+		      bool fix_csum);
+
+/* Incremental one's-complement update of a 16-bit checksum (RFC 1624 eq. 3). */
+uint16_t csum_replace32(uint16_t check, uint32_t old_be, uint32_t new_be);
+
+/* Full TCP checksum (pseudo-header included) over the captured packet. */
+uint16_t seqrewrite_tcp_csum_full(const uint8_t *buf, const struct pkt_view *v);
+
+#endif
