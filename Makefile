@@ -28,7 +28,7 @@ HARDEN_LDFLAGS := -pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
-ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(HARDEN_CFLAGS) -Idaemon $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(HARDEN_CFLAGS) -Idaemon $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(HARDEN_LDFLAGS) $(LDFLAGS)
 
 ifeq ($(V),1)
@@ -90,7 +90,7 @@ check: deps
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/run.sh
 
 # libFuzzer targets: clang, with the project's sources compiled in directly.
-FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Idaemon $(PKG_CFLAGS)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard daemon/*.h)
 	@mkdir -p $(dir $@)

@@ -67,6 +67,7 @@ struct conf_key {
 	bool from_file;		/* file = ...; otherwise secret = "..." */
 	char file[PATH_MAX];	/* as resolved (relative to the config's directory) */
 	size_t len;		/* raw key length; the bytes are in conf.keyring */
+	bool broken;		/* conf_load already reported it; conf_validate skips it */
 };
 
 struct conf_protect {
@@ -82,6 +83,9 @@ struct conf_protect {
 	uint32_t replay_ttl;		/* seconds, defaults already applied */
 	size_t naddrs;			/* 0 = every local address */
 	struct prefix addrs[CONF_MAX_ADDRS];
+	bool has_window;		/* "window" was written (knock mode rejects it) */
+	/* Lines of the settings conf_validate() quotes; 0 falls back to line. */
+	int line_port, line_keys, line_integrity_len, line_window, line_replay_ttl;
 };
 
 struct conf_knock {
@@ -92,6 +96,9 @@ struct conf_knock {
 	int key;			/* index into conf.keys */
 	uint16_t integrity_len;
 	uint32_t window;
+	bool has_window;		/* "window" was written (knock mode rejects it) */
+	/* Lines of the settings conf_validate() quotes; 0 falls back to line. */
+	int line_dst, line_port, line_key, line_integrity_len, line_window;
 };
 
 struct conf {
@@ -124,8 +131,9 @@ struct conf {
 	size_t nknock;
 	struct conf_knock knock[CONF_MAX_KNOCK];
 
-	/* Lines of settings that conf_validate() needs to quote. */
-	int line_queue_num, line_queue_count, line_table;
+	/* Lines of settings that conf_validate() needs to quote; 0 = not written. */
+	int line_queue_num, line_queue_count, line_queue_maxlen, line_table, line_control_socket;
+	int line_flows, line_replay, line_hold_bytes, line_hold_flow_bytes, line_integrity_timeout;
 };
 
 struct conf_errors {

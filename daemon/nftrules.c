@@ -1,0 +1,776 @@
+/*
+ * nftrules.c - the daemon's nftables table (see nftrules.h).
+ *
+ * The ruleset is first planned as a list of plain rule descriptions, then
+ * rendered twice from that one plan: as libnftnl messages for the kernel and
+ * as nft syntax for `knockgw print-rules`, so the two cannot drift apart.
+ *
+ *   table inet knockgw {
+ *     chain input {
+ *       type filter hook input priority -10; policy accept;
+ *       meta mark & MASK == INTEG   ct mark set ct mark | CT_INTEG, clear, accept
+ *       meta mark & MASK == RELEASE ct mark set ct mark & ~CT_INTEG, clear, accept
+ *       per protected port (and address, when limited):
+ *         tcp dport P tcp flags & (syn|ack) == syn              queue  (knocks)
+ *         tcp dport P tcp flags & (syn|ack|rst) == 0            queue  (FIN/NULL/Xmas:
+ *                                     the daemon answers like a closed port)
+ *           or, with on_fail "drop":  ct state new,invalid, not a SYN   drop
+ *         tcp dport P ct mark & CT_INTEG ct direction original  queue  (integrity)
+ *     }
+ *   }
+ *
+ * Priority -10: after conntrack (-200) so ct state and mark are known, and
+ * before the usual filter chains at 0.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/x_tables.h>
+#include <linux/netfilter/xt_NFQUEUE.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <libnftnl/batch.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/table.h>
+
+#include "marks.h"
+#include "nftrules.h"
+
+#ifndef NETLINK_EXT_ACK
+#define NETLINK_EXT_ACK 11
+#endif
+
+enum {
+	CHAIN_PRIORITY = -10,
+	MAX_MSGS = 4 * CONF_MAX_PROTECT * (CONF_MAX_ADDRS + 1) + 16,
+	MSG_WHAT_LEN = 96,
+	BATCH_BYTES = 4 << 20,
+	TCP_FLAGS_OFF = 13,
+	TCP_DPORT_OFF = 2,
+	TCP_SYN_BIT = 0x02,
+	TCP_RST_BIT = 0x04,
+	TCP_ACK_BIT = 0x10,
+	CT_STATE_NEW_OR_INVALID = NF_CT_STATE_INVALID_BIT | NF_CT_STATE_BIT(IP_CT_NEW),
+};
+
+static const char chain_name[] = "input";
+
+/* ------------------------------------------------------------------ plan */
+
+enum rule_kind {
+	RK_MARK_INTEG,		/* our REPEAT verdict for a valid integrity SYN */
+	RK_MARK_RELEASE,	/* our REPEAT verdict for verified integrity bytes */
+	RK_SYN,			/* new SYNs to a protected port: queue */
+	RK_STRAY_QUEUE,		/* FIN/NULL/Xmas: queue, answered like a closed port */
+	RK_STRAY_DROP,		/* on_fail "drop": anything not a SYN, untracked: drop */
+	RK_INTEG,		/* flows awaiting integrity bytes: queue */
+};
+
+struct rule {
+	enum rule_kind kind;
+	uint16_t port;
+	const struct prefix *addr;	/* NULL: any local address */
+	int entry_line;
+};
+
+struct plan {
+	size_t n;
+	struct rule r[MAX_MSGS];
+	uint16_t qnum, qtotal;
+	bool bypass;
+};
+
+static void plan_add(struct plan *p, enum rule_kind k, const struct conf_protect *e,
+		     const struct prefix *a)
+{
+	if (p->n < MAX_MSGS)
+		p->r[p->n++] = (struct rule){ .kind = k, .port = e ? e->port : 0, .addr = a,
+					      .entry_line = e ? e->line : 0 };
+}
+
+static void plan_entry(struct plan *p, const struct conf_protect *e, const struct prefix *a)
+{
+	plan_add(p, RK_SYN, e, a);
+	plan_add(p, e->on_fail == ON_FAIL_RESET ? RK_STRAY_QUEUE : RK_STRAY_DROP, e, a);
+	if (e->integrity_len)
+		plan_add(p, RK_INTEG, e, a);
+}
+
+static void make_plan(const struct conf *c, struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->qnum = c->queue_num;
+	p->qtotal = c->queue_count;
+	p->bypass = c->fail_open;
+	plan_add(p, RK_MARK_INTEG, NULL, NULL);
+	plan_add(p, RK_MARK_RELEASE, NULL, NULL);
+	for (size_t i = 0; i < c->nprotect; i++) {
+		const struct conf_protect *e = &c->protect[i];
+
+		if (e->naddrs == 0)
+			plan_entry(p, e, NULL);
+		for (size_t a = 0; a < e->naddrs; a++)
+			plan_entry(p, e, &e->addrs[a]);
+	}
+}
+
+/* ------------------------------------------------------------ text form */
+
+static void print_addr(FILE *f, const struct prefix *a)
+{
+	char buf[INET6_ADDRSTRLEN];
+	unsigned full = a->family == AF_INET ? 32 : 128;
+
+	inet_ntop(a->family, a->addr, buf, sizeof(buf));
+	fprintf(f, "%s daddr %s", a->family == AF_INET ? "ip" : "ip6", buf);
+	if (a->len != full)
+		fprintf(f, "/%u", a->len);
+	fputc(' ', f);
+}
+
+static void print_queue(FILE *f, const struct plan *p)
+{
+	if (p->qtotal > 1)
+		fprintf(f, "queue num %u-%u%s", p->qnum, p->qnum + p->qtotal - 1,
+			p->bypass ? " bypass" : "");
+	else
+		fprintf(f, "queue num %u%s", p->qnum, p->bypass ? " bypass" : "");
+}
+
+void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f)
+{
+	struct plan *p = malloc(sizeof(*p));
+	unsigned mask = KGW_MARK_MASK;
+
+	if (!p)
+		return;
+	make_plan(c, p);
+	fprintf(f, "# knockgw ruleset for %s (knockgw print-rules)\n", c->path);
+	if (kind == NFT_QUEUE_COMPAT)
+		fprintf(f, "# This kernel lacks nft's queue expression: knockgw installs the\n"
+			   "# xtables NFQUEUE target (nft compat) where this shows \"queue\".\n");
+	fprintf(f, "table inet %s {\n\tchain %s {\n", c->table, chain_name);
+	fprintf(f, "\t\ttype filter hook input priority %d; policy accept;\n", CHAIN_PRIORITY);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct rule *r = &p->r[i];
+
+		fputs("\t\t", f);
+		switch (r->kind) {
+		case RK_MARK_INTEG:
+			fprintf(f, "meta mark & 0x%08x == 0x%08x ct mark set ct mark | 0x%08x "
+				   "meta mark set meta mark & 0x%08x accept\n",
+				mask, KGW_MARK_INTEG, KGW_CTMARK_INTEG, ~mask);
+			continue;
+		case RK_MARK_RELEASE:
+			fprintf(f, "meta mark & 0x%08x == 0x%08x ct mark set ct mark & 0x%08x "
+				   "meta mark set meta mark & 0x%08x accept\n",
+				mask, KGW_MARK_RELEASE, ~(unsigned)KGW_CTMARK_INTEG, ~mask);
+			continue;
+		default:
+			break;
+		}
+		if (r->addr)
+			print_addr(f, r->addr);
+		fprintf(f, "tcp dport %u ", r->port);
+		switch (r->kind) {
+		case RK_SYN:
+			fputs("tcp flags & (syn | ack) == syn counter ", f);
+			print_queue(f, p);
+			break;
+		case RK_STRAY_QUEUE:
+			fputs("tcp flags & (syn | ack | rst) == 0x0 counter ", f);
+			print_queue(f, p);
+			break;
+		case RK_STRAY_DROP:
+			fputs("ct state new,invalid tcp flags & (syn | ack) != syn counter drop", f);
+			break;
+		case RK_INTEG:
+			fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction original counter ",
+				KGW_CTMARK_INTEG, KGW_CTMARK_INTEG);
+			print_queue(f, p);
+			break;
+		default:
+			break;
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "\t}\n}\n");
+	free(p);
+}
+
+/* ------------------------------------------------------- netlink form */
+
+struct batch {
+	char *buf;
+	struct mnl_nlmsg_batch *b;
+	uint32_t seq;
+	size_t n;
+	uint32_t seqs[MAX_MSGS];
+	char what[MAX_MSGS][MSG_WHAT_LEN];
+	int err[MAX_MSGS];
+	bool done[MAX_MSGS];
+	char extmsg[128];
+};
+
+static int batch_init(struct batch *bt)
+{
+	memset(bt, 0, sizeof(*bt));
+	bt->buf = malloc(BATCH_BYTES);
+	if (!bt->buf)
+		return -ENOMEM;
+	bt->b = mnl_nlmsg_batch_start(bt->buf, BATCH_BYTES);
+	bt->seq = (uint32_t)time(NULL);
+	nftnl_batch_begin(mnl_nlmsg_batch_current(bt->b), bt->seq++);
+	mnl_nlmsg_batch_next(bt->b);
+	return 0;
+}
+
+static void batch_free(struct batch *bt)
+{
+	if (bt->b)
+		mnl_nlmsg_batch_stop(bt->b);
+	free(bt->buf);
+}
+
+/* Starts one message; what names it in error reports. */
+static struct nlmsghdr *batch_msg(struct batch *bt, uint16_t type, uint16_t flags, const char *what)
+{
+	size_t i = bt->n < MAX_MSGS ? bt->n++ : MAX_MSGS - 1;
+
+	bt->seqs[i] = bt->seq;
+	snprintf(bt->what[i], sizeof(bt->what[i]), "%s", what);
+	return nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(bt->b), type, NFPROTO_INET,
+				     flags | NLM_F_ACK, bt->seq++);
+}
+
+static int batch_next(struct batch *bt)
+{
+	return mnl_nlmsg_batch_next(bt->b) ? 0 : -ENOSPC;
+}
+
+static int cb_err(const struct nlmsghdr *nlh, void *data)
+{
+	struct batch *bt = data;
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
+		return MNL_CB_ERROR;
+	for (size_t i = 0; i < bt->n; i++) {
+		if (bt->seqs[i] != nlh->nlmsg_seq)
+			continue;
+		bt->done[i] = true;
+		bt->err[i] = -e->error;
+	}
+	if (e->error && (nlh->nlmsg_flags & NLM_F_ACK_TLVS)) {
+		const struct nlattr *a;
+		size_t off = sizeof(*e);
+
+		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+			off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
+		mnl_attr_for_each(a, nlh, off)
+			if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG)
+				snprintf(bt->extmsg, sizeof(bt->extmsg), "%s", mnl_attr_get_str(a));
+	}
+	return MNL_CB_OK;
+}
+
+static struct mnl_socket *nl_open(void)
+{
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_NETFILTER);
+	int one = 1;
+
+	if (!nl)
+		return NULL;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		mnl_socket_close(nl);
+		return NULL;
+	}
+	/* Extended ACKs carry the kernel's reason; capped ACKs stay small. */
+	mnl_socket_setsockopt(nl, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(nl, NETLINK_CAP_ACK, &one, sizeof(one));
+	return nl;
+}
+
+/*
+ * Sends the batch and maps every answer back to its message by sequence
+ * number.  The kernel runs the whole batch inside sendmsg, so every answer
+ * is queued when it returns.  Returns 0, or the first failure's -errno with
+ * the failing message named in err.
+ */
+static int batch_talk(struct batch *bt, char *err, size_t errlen)
+{
+	struct mnl_socket *nl;
+	char rbuf[1 << 16];
+	mnl_cb_t ctl[NLMSG_MIN_TYPE] = { [NLMSG_ERROR] = cb_err };
+	int ret = 0;
+
+	nftnl_batch_end(mnl_nlmsg_batch_current(bt->b), bt->seq++);
+	if (batch_next(bt) < 0) {
+		snprintf(err, errlen, "ruleset too large for one batch");
+		return -ENOSPC;
+	}
+	nl = nl_open();
+	if (!nl) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open a netfilter netlink socket: %s", strerror(errno));
+		return ret;
+	}
+	if (mnl_socket_sendto(nl, mnl_nlmsg_batch_head(bt->b), mnl_nlmsg_batch_size(bt->b)) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot send the batch: %s", strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < 4096; i++) {	/* bounded: one answer per message */
+		ssize_t n = recv(mnl_socket_get_fd(nl), rbuf, sizeof(rbuf), MSG_DONTWAIT);
+
+		if (n < 0)
+			break;
+		mnl_cb_run2(rbuf, (size_t)n, 0, mnl_socket_get_portid(nl), NULL, bt, ctl,
+			    NLMSG_MIN_TYPE);
+	}
+	for (size_t i = 0; i < bt->n; i++) {
+		if (bt->done[i] && bt->err[i]) {
+			ret = -bt->err[i];
+			snprintf(err, errlen, "%s: %s%s%s", bt->what[i], strerror(bt->err[i]),
+				 bt->extmsg[0] ? ": " : "", bt->extmsg);
+			break;
+		}
+	}
+out:
+	mnl_socket_close(nl);
+	return ret;
+}
+
+static void put_table(struct batch *bt, const char *name, uint16_t type, uint16_t flags,
+		      const char *what)
+{
+	struct nftnl_table *t = nftnl_table_alloc();
+
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, name);
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+	nftnl_table_nlmsg_build_payload(batch_msg(bt, type, flags, what), t);
+	nftnl_table_free(t);
+	batch_next(bt);
+}
+
+static void put_chain(struct batch *bt, const char *table)
+{
+	struct nftnl_chain *c = nftnl_chain_alloc();
+
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, table);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, chain_name);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, NF_INET_LOCAL_IN);
+	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, CHAIN_PRIORITY);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+	nftnl_chain_nlmsg_build_payload(batch_msg(bt, NFT_MSG_NEWCHAIN, NLM_F_CREATE, "chain input"),
+					c);
+	nftnl_chain_free(c);
+	batch_next(bt);
+}
+
+/* Expression helpers: each loads into or tests register 1. */
+static void x_meta(struct nftnl_rule *r, uint32_t key)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("meta");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_meta_set(struct nftnl_rule *r, uint32_t key)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("meta");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_SREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_ct(struct nftnl_rule *r, uint32_t key)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("ct");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, key);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_ct_set(struct nftnl_rule *r, uint32_t key)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("ct");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, key);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_SREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("payload");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+}
+
+/* reg1 = (reg1 & mask) ^ xor */
+static void x_bitwise(struct nftnl_rule *r, const void *mask, const void *xor, uint32_t len)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("bitwise");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, xor, len);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("cmp");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+	nftnl_rule_add_expr(r, e);
+}
+
+/* reg1 & mask == value, on a 32-bit host-order key (marks, ct state). */
+static void x_masked_eq32(struct nftnl_rule *r, uint32_t mask, uint32_t value, uint32_t op)
+{
+	uint32_t zero = 0;
+
+	x_bitwise(r, &mask, &zero, sizeof(mask));
+	x_cmp(r, op, &value, sizeof(value));
+}
+
+static void x_verdict(struct nftnl_rule *r, int verdict)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("immediate");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_counter(struct nftnl_rule *r)
+{
+	nftnl_rule_add_expr(r, nftnl_expr_alloc("counter"));
+}
+
+static void x_queue(struct nftnl_rule *r, const struct plan *p, enum nft_queue_kind kind)
+{
+	struct nftnl_expr *e;
+
+	if (kind == NFT_QUEUE_NATIVE) {
+		e = nftnl_expr_alloc("queue");
+		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_NUM, p->qnum);
+		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_TOTAL, p->qtotal);
+		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_FLAGS, p->bypass ? NFT_QUEUE_FLAG_BYPASS : 0);
+	} else {
+		/* libnftnl owns (frees) the info blob; xtables blobs are host order. */
+		struct xt_NFQ_info_v3 *info = calloc(1, XT_ALIGN(sizeof(*info)));
+
+		e = nftnl_expr_alloc("target");
+		if (info) {
+			info->queuenum = p->qnum;
+			info->queues_total = p->qtotal;
+			info->flags = p->bypass ? NFQ_FLAG_BYPASS : 0;
+		}
+		nftnl_expr_set_str(e, NFTNL_EXPR_TG_NAME, "NFQUEUE");
+		nftnl_expr_set_u32(e, NFTNL_EXPR_TG_REV, 3);
+		nftnl_expr_set(e, NFTNL_EXPR_TG_INFO, info, XT_ALIGN(sizeof(*info)));
+	}
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_addr(struct nftnl_rule *r, const struct prefix *a)
+{
+	uint8_t nfproto = a->family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
+	uint32_t len = a->family == AF_INET ? 4 : 16;
+	uint8_t mask[16] = { 0 }, zero[16] = { 0 }, want[16];
+
+	x_meta(r, NFT_META_NFPROTO);
+	x_cmp(r, NFT_CMP_EQ, &nfproto, 1);
+	/* Destination: IPv4 offset 16, IPv6 offset 24 of the network header. */
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, a->family == AF_INET ? 16 : 24, len);
+	for (unsigned bit = 0; bit < a->len; bit++)
+		mask[bit / 8] |= (uint8_t)(0x80 >> (bit % 8));
+	for (unsigned i = 0; i < len; i++)
+		want[i] = a->addr[i] & mask[i];
+	if (a->len != len * 8)
+		x_bitwise(r, mask, zero, len);
+	x_cmp(r, NFT_CMP_EQ, want, len);
+}
+
+static void x_tcp_port(struct nftnl_rule *r, uint16_t port)
+{
+	uint8_t tcp = IPPROTO_TCP;
+	uint16_t be = htons(port);
+
+	x_meta(r, NFT_META_L4PROTO);
+	x_cmp(r, NFT_CMP_EQ, &tcp, 1);
+	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, TCP_DPORT_OFF, 2);
+	x_cmp(r, NFT_CMP_EQ, &be, 2);
+}
+
+static void x_tcp_flags(struct nftnl_rule *r, uint8_t mask, uint8_t value, uint32_t op)
+{
+	uint8_t zero = 0;
+
+	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, TCP_FLAGS_OFF, 1);
+	x_bitwise(r, &mask, &zero, 1);
+	x_cmp(r, op, &value, 1);
+}
+
+/* meta mark & MASK == value: set/clear the ct bit, clear our bits, accept. */
+static void build_mark_rule(struct nftnl_rule *r, uint32_t value, bool set_ct)
+{
+	uint32_t ct_mask = ~(uint32_t)KGW_CTMARK_INTEG;
+	uint32_t ct_xor = set_ct ? KGW_CTMARK_INTEG : 0;
+	uint32_t keep = ~(uint32_t)KGW_MARK_MASK, zero = 0;
+
+	x_meta(r, NFT_META_MARK);
+	x_masked_eq32(r, KGW_MARK_MASK, value, NFT_CMP_EQ);
+	/* ct mark = (ct mark & ~BIT) ^ (BIT or 0): set or clear one bit. */
+	x_ct(r, NFT_CT_MARK);
+	x_bitwise(r, &ct_mask, &ct_xor, sizeof(ct_mask));
+	x_ct_set(r, NFT_CT_MARK);
+	x_meta(r, NFT_META_MARK);
+	x_bitwise(r, &keep, &zero, sizeof(keep));
+	x_meta_set(r, NFT_META_MARK);
+	x_counter(r);
+	x_verdict(r, NF_ACCEPT);
+}
+
+static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct plan *p,
+		       enum nft_queue_kind kind)
+{
+	uint8_t dir_original = 0;	/* IP_CT_DIR_ORIGINAL */
+
+	switch (ru->kind) {
+	case RK_MARK_INTEG:
+		build_mark_rule(r, KGW_MARK_INTEG, true);
+		return;
+	case RK_MARK_RELEASE:
+		build_mark_rule(r, KGW_MARK_RELEASE, false);
+		return;
+	default:
+		break;
+	}
+	if (ru->addr)
+		x_addr(r, ru->addr);
+	x_tcp_port(r, ru->port);
+	switch (ru->kind) {
+	case RK_SYN:
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		x_counter(r);
+		x_queue(r, p, kind);
+		break;
+	case RK_STRAY_QUEUE:
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
+		x_counter(r);
+		x_queue(r, p, kind);
+		break;
+	case RK_STRAY_DROP:
+		x_ct(r, NFT_CT_STATE);
+		x_masked_eq32(r, CT_STATE_NEW_OR_INVALID, 0, NFT_CMP_NEQ);
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
+		x_counter(r);
+		x_verdict(r, NF_DROP);
+		break;
+	case RK_INTEG:
+		x_ct(r, NFT_CT_MARK);
+		x_masked_eq32(r, KGW_CTMARK_INTEG, KGW_CTMARK_INTEG, NFT_CMP_EQ);
+		x_ct(r, NFT_CT_DIRECTION);
+		x_cmp(r, NFT_CMP_EQ, &dir_original, 1);
+		x_counter(r);
+		x_queue(r, p, kind);
+		break;
+	default:
+		break;
+	}
+}
+
+static const char *kind_name(enum rule_kind k)
+{
+	switch (k) {
+	case RK_MARK_INTEG:
+		return "integrity flag rule";
+	case RK_MARK_RELEASE:
+		return "integrity release rule";
+	case RK_SYN:
+		return "knock rule";
+	case RK_STRAY_QUEUE:
+	case RK_STRAY_DROP:
+		return "closed-port rule";
+	case RK_INTEG:
+		return "integrity rule";
+	}
+	return "rule";
+}
+
+static void put_rule(struct batch *bt, const char *table, const struct rule *ru,
+		     const struct plan *p, enum nft_queue_kind kind)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	char what[MSG_WHAT_LEN];
+
+	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, table);
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain_name);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	build_rule(r, ru, p, kind);
+	if (ru->port)
+		snprintf(what, sizeof(what), "%s for port %u (protect entry at line %d)",
+			 kind_name(ru->kind), ru->port, ru->entry_line);
+	else
+		snprintf(what, sizeof(what), "%s", kind_name(ru->kind));
+	nftnl_rule_nlmsg_build_payload(batch_msg(bt, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND,
+						 what),
+				       r);
+	nftnl_rule_free(r);
+	batch_next(bt);
+}
+
+int nftrules_install(const struct conf *c, enum nft_queue_kind kind, char *err, size_t errlen)
+{
+	struct batch *bt = malloc(sizeof(*bt));
+	struct plan *p = malloc(sizeof(*p));
+	int ret = -ENOMEM;
+
+	snprintf(err, errlen, "out of memory");
+	if (!bt || !p || batch_init(bt) < 0)
+		goto out;
+	make_plan(c, p);
+	/*
+	 * Create-then-delete-then-create in one transaction: whether or not an
+	 * old table exists, the result is exactly the new one, atomically.
+	 */
+	put_table(bt, c->table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "table (create)");
+	put_table(bt, c->table, NFT_MSG_DELTABLE, 0, "table (replace)");
+	put_table(bt, c->table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "table");
+	put_chain(bt, c->table);
+	for (size_t i = 0; i < p->n; i++)
+		put_rule(bt, c->table, &p->r[i], p, kind);
+	ret = batch_talk(bt, err, errlen);
+	batch_free(bt);
+out:
+	free(bt);
+	free(p);
+	return ret;
+}
+
+int nftrules_remove(const char *table)
+{
+	struct batch *bt = malloc(sizeof(*bt));
+	char err[256];
+	int ret = -ENOMEM;
+
+	if (!bt || batch_init(bt) < 0)
+		goto out;
+	put_table(bt, table, NFT_MSG_DELTABLE, 0, "table (delete)");
+	ret = batch_talk(bt, err, sizeof(err));
+	if (ret == -ENOENT)
+		ret = 0;
+	batch_free(bt);
+out:
+	free(bt);
+	return ret;
+}
+
+bool nftrules_present(const char *table)
+{
+	struct mnl_socket *nl = nl_open();
+	char buf[8192];
+	struct nlmsghdr *nlh;
+	struct nftnl_table *t;
+	uint32_t seq = (uint32_t)time(NULL);
+	bool present = false;
+	int n;
+
+	if (!nl)
+		return false;
+	t = nftnl_table_alloc();
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, table);
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET, NLM_F_ACK, seq);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	nftnl_table_free(t);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) >= 0) {
+		n = (int)mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n > 0 && mnl_cb_run(buf, (size_t)n, seq, mnl_socket_get_portid(nl), NULL, NULL) >= 0)
+			present = true;
+	}
+	mnl_socket_close(nl);
+	return present;
+}
+
+/*
+ * Asks the kernel to take a rule with the native queue expression in a
+ * throwaway table, inside a batch that ends with a command that must fail
+ * (deleting a table that does not exist): the kernel then aborts the whole
+ * transaction, so nothing is ever committed, and the rule's own answer says
+ * whether the expression exists.  The same for the compat target.
+ */
+static int probe_kind(enum nft_queue_kind kind)
+{
+	struct batch *bt = malloc(sizeof(*bt));
+	char table[48], err[256];
+	struct plan p = { .qnum = 0, .qtotal = 1 };
+	struct rule ru = { .kind = RK_SYN, .port = 9 };
+	int ret;
+
+	if (!bt || batch_init(bt) < 0) {
+		free(bt);
+		return -ENOMEM;
+	}
+	snprintf(table, sizeof(table), "knockgw_probe_%d", (int)getpid());
+	put_table(bt, table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "probe table");
+	put_chain(bt, table);
+	put_rule(bt, table, &ru, &p, kind);
+	put_table(bt, "knockgw_probe_absent", NFT_MSG_DELTABLE, 0, "forced abort");
+	batch_talk(bt, err, sizeof(err));
+	/* Messages: 0 table, 1 chain, 2 rule, 3 forced abort. */
+	if (!bt->done[2] && !bt->done[3])
+		ret = -EIO;	/* no answers at all: no permission or no nf_tables */
+	else if (bt->done[2] && bt->err[2])
+		ret = -bt->err[2];
+	else if (bt->done[0] && bt->err[0])
+		ret = -bt->err[0];
+	else
+		ret = 0;
+	batch_free(bt);
+	free(bt);
+	return ret;
+}
+
+int nftrules_probe(enum nft_queue_kind *ret_kind)
+{
+	int r = probe_kind(NFT_QUEUE_NATIVE);
+
+	if (r == 0) {
+		*ret_kind = NFT_QUEUE_NATIVE;
+		return 0;
+	}
+	r = probe_kind(NFT_QUEUE_COMPAT);
+	if (r == 0) {
+		*ret_kind = NFT_QUEUE_COMPAT;
+		return 0;
+	}
+	return r;
+}

@@ -1,0 +1,41 @@
+/*
+ * nftrules.h - the daemon's own nftables table, through libnftnl.
+ *
+ * knockgw owns exactly one table (inet <rules.table>, "knockgw" by default)
+ * and never touches another.  nftrules_install() replaces it in one atomic
+ * batch (delete-if-present + create), so the ruleset is either the old one
+ * or the new one, never half; a refused batch is reported with the command
+ * that failed.  The kernel's native `queue` expression is used when it exists,
+ * else the xtables NFQUEUE target through nft compat (probed at start).
+ * nftrules_print() writes the same ruleset in nft syntax for admins who
+ * manage rules by hand (knockgw print-rules).  The only module that includes
+ * libnftnl.
+ */
+#ifndef KNOCKGW_NFTRULES_H
+#define KNOCKGW_NFTRULES_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "conf.h"
+
+enum nft_queue_kind {
+	NFT_QUEUE_NATIVE,	/* nft `queue` expression (nft_queue) */
+	NFT_QUEUE_COMPAT,	/* xtables NFQUEUE target via nft_compat */
+};
+
+/* Which queue kind this kernel supports; -errno if neither. */
+int nftrules_probe(enum nft_queue_kind *ret_kind);
+
+/* Installs (or atomically replaces) the table; 0 or -errno, reason in err. */
+int nftrules_install(const struct conf *c, enum nft_queue_kind kind, char *err, size_t errlen);
+
+/* Deletes the table if it exists; 0 or -errno. */
+int nftrules_remove(const char *table);
+
+/* True when the table exists (to notice it was deleted under us). */
+bool nftrules_present(const char *table);
+
+void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f);
+
+#endif

@@ -1,0 +1,154 @@
+/*
+ * rawsock.c - see rawsock.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "rawsock.h"
+#include "rst.h"
+
+#ifndef IPV6_HDRINCL
+#define IPV6_HDRINCL 36
+#endif
+
+enum { HOPLIMIT_CACHE = 16 };
+
+struct rawsock {
+	int fd4, fd6;
+	uint64_t refreshed;
+	struct rst_params rp4, rp6;	/* rp6.ttl unused: per interface */
+	int hop_default;
+	struct {
+		uint32_t ifindex;
+		int hop;
+	} hops[HOPLIMIT_CACHE];
+};
+
+static long read_sysctl(const char *path, long dflt)
+{
+	char buf[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return dflt;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return dflt;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+static void refresh(struct rawsock *rs, uint64_t now)
+{
+	long auto_fl, reflect;
+
+	if (rs->refreshed == now && now != 0)
+		return;
+	rs->refreshed = now;
+	rs->rp4.ttl = (uint8_t)read_sysctl("/proc/sys/net/ipv4/ip_default_ttl", 64);
+	auto_fl = read_sysctl("/proc/sys/net/ipv6/auto_flowlabels", 1);
+	reflect = read_sysctl("/proc/sys/net/ipv6/flowlabel_reflect", 0);
+	/* 1 (opt-out) and 3 (forced) label a socket that did not opt out. */
+	rs->rp6.flowlabel_auto = auto_fl == 1 || auto_fl == 3;
+	rs->rp6.flowlabel_reflect = (reflect & 2) != 0;
+	rs->rp6.flowlabel_state_ranges =
+		read_sysctl("/proc/sys/net/ipv6/flowlabel_state_ranges", 0) != 0;
+	rs->hop_default = (int)read_sysctl("/proc/sys/net/ipv6/conf/default/hop_limit", 64);
+	memset(rs->hops, 0, sizeof(rs->hops));
+}
+
+static uint8_t hop_limit(struct rawsock *rs, uint32_t ifindex)
+{
+	char name[IF_NAMESIZE], path[96];
+	size_t slot = ifindex % HOPLIMIT_CACHE;
+
+	if (ifindex == 0)
+		return (uint8_t)rs->hop_default;
+	if (rs->hops[slot].ifindex == ifindex)
+		return (uint8_t)rs->hops[slot].hop;
+	if (!if_indextoname(ifindex, name))
+		return (uint8_t)rs->hop_default;
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/hop_limit", name);
+	rs->hops[slot].ifindex = ifindex;
+	rs->hops[slot].hop = (int)read_sysctl(path, rs->hop_default);
+	return (uint8_t)rs->hops[slot].hop;
+}
+
+struct rawsock *rawsock_open(void)
+{
+	struct rawsock *rs = calloc(1, sizeof(*rs));
+	int one = 1;
+
+	if (!rs)
+		return NULL;
+	rs->fd4 = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	rs->fd6 = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	if (rs->fd4 < 0 || rs->fd6 < 0 ||
+	    setsockopt(rs->fd6, IPPROTO_IPV6, IPV6_HDRINCL, &one, sizeof(one)) < 0) {
+		int saved = errno;
+
+		rawsock_close(rs);
+		errno = saved;
+		return NULL;
+	}
+	/* Raw sockets also receive; we never read, so take nothing in. */
+	shutdown(rs->fd4, SHUT_RD);
+	shutdown(rs->fd6, SHUT_RD);
+	randombytes_buf(rs->rp6.flowlabel_key, sizeof(rs->rp6.flowlabel_key));
+	refresh(rs, 0);
+	return rs;
+}
+
+void rawsock_close(struct rawsock *rs)
+{
+	if (!rs)
+		return;
+	if (rs->fd4 >= 0)
+		close(rs->fd4);
+	if (rs->fd6 >= 0)
+		close(rs->fd6);
+	sodium_memzero(rs, sizeof(*rs));
+	free(rs);
+}
+
+int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct pkt_view *v,
+			  uint32_t indev, uint64_t now)
+{
+	uint8_t out[RST_MAX_LEN];
+	size_t len;
+	ssize_t n;
+
+	refresh(rs, now);
+	if (v->family == AF_INET) {
+		struct sockaddr_in to = { .sin_family = AF_INET };
+
+		len = rst_build(pkt, v, &rs->rp4, out);
+		if (len == 0)
+			return 0;
+		memcpy(&to.sin_addr, pkt_src(pkt, v), 4);
+		n = sendto(rs->fd4, out, len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
+	} else {
+		struct sockaddr_in6 to = { .sin6_family = AF_INET6 };
+
+		rs->rp6.ttl = hop_limit(rs, indev);
+		len = rst_build(pkt, v, &rs->rp6, out);
+		if (len == 0)
+			return 0;
+		memcpy(&to.sin6_addr, pkt_src(pkt, v), 16);
+		to.sin6_scope_id = indev;	/* needed for link-local peers */
+		n = sendto(rs->fd6, out, len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
+	}
+	return n < 0 ? -errno : 1;
+}

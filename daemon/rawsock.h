@@ -1,0 +1,30 @@
+/*
+ * rawsock.h - sends the closed-port answers rst.c builds.
+ *
+ * One raw IPv4 socket (IPPROTO_RAW, header included) and one raw IPv6 socket
+ * (IPV6_HDRINCL), opened at start (CAP_NET_RAW).  It also reads the sysctls
+ * that shape the kernel's own RST (TTL, per-interface hop limit, flow label
+ * policy), refreshed at most once a second, and keeps the random flow label
+ * key.  The only module that opens raw sockets.
+ */
+#ifndef KNOCKGW_RAWSOCK_H
+#define KNOCKGW_RAWSOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pkt.h"
+
+struct rawsock;
+
+struct rawsock *rawsock_open(void);
+void rawsock_close(struct rawsock *rs);
+
+/*
+ * Answers pkt (which arrived on interface indev) as a closed port would:
+ * 1 sent, 0 no answer due, -errno on a send error.
+ */
+int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct pkt_view *v,
+			  uint32_t indev, uint64_t now);
+
+#endif

@@ -1,0 +1,170 @@
+/*
+ * seqrewrite.c - sequence translation for client-role flows.
+ *
+ * The knock ISN replaces the kernel's on the SYN, so from then on the two
+ * ends disagree about where the client's sequence space starts by a fixed
+ * delta.  Outgoing segments carry the kernel's numbers and must be shifted
+ * forward; incoming segments acknowledge (and SACK) the shifted numbers and
+ * must be shifted back before the kernel sees them.  Everything is modulo
+ * 2^32 (RFC 9293 3.4), which unsigned arithmetic gives us for free.
+ *
+ * Only whole 32-bit words change, so the checksum is patched with RFC 1624
+ * eqn. 3 instead of being recomputed over the payload.  The one's-complement
+ * sum is byte-order independent (RFC 1071 2.(B)), so the words are fed to it
+ * exactly as they lie in the packet (copied out with memcpy: the buffer may be
+ * unaligned) and the checksum field is treated the same way.
+ */
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "seqrewrite.h"
+
+enum {
+	TCP_SEQ_OFF = 4,		/* RFC 9293 3.1 header layout */
+	TCP_ACK_OFF = 8,
+	TCP_CSUM_OFF = 16,
+	SACK_BLOCK_LEN = 8,		/* RFC 2018 3: left edge, right edge */
+	IPPROTO_TCP_NUM = 6,
+};
+
+/* Folds a 32-bit accumulator of 16-bit words to 16 bits with end-around carry. */
+static uint16_t fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/*
+ * RFC 1624 eqn. 3, HC' = ~(~HC + ~m + m'), applied to the two 16-bit halves
+ * of a 32-bit word.  Eqn. 3 rather than eqn. 2 (HC' = HC - ~m - m') because
+ * it never produces the -0 form 0xffff from a valid checksum (RFC 1624 3-4).
+ * check, old_be and new_be must all be in the same byte order; as they lie
+ * in the packet is the natural choice.
+ */
+uint16_t csum_replace32(uint16_t check, uint32_t old_be, uint32_t new_be)
+{
+	uint32_t sum = (uint16_t)~check;
+
+	sum += (~old_be >> 16) + (~old_be & 0xffff);
+	sum += (new_be >> 16) + (new_be & 0xffff);
+	return (uint16_t)~fold(sum);
+}
+
+/* Swaps the two bytes of each 16-bit half. */
+static uint32_t swab_halves(uint32_t x)
+{
+	return (x & 0x00ff00ff) << 8 | (x >> 8 & 0x00ff00ff);
+}
+
+/*
+ * Adds add (mod 2^32) to the big-endian word at p and folds the change into
+ * *check.  odd says p is an odd number of bytes into the TCP header: seq and
+ * ack never are, but a SACK option need not be 2-aligned (RFC 9293 3.1 lets
+ * options start anywhere), and then each byte lands in the other half of a
+ * checksum word.  Swapping the bytes of the halves puts them back where the
+ * sum sees them (RFC 1071 2.(B)).  Returns the new value in host order.
+ */
+static uint32_t shift32(uint8_t *p, uint32_t add, bool odd, uint16_t *check)
+{
+	uint32_t old_be, new_be;
+
+	memcpy(&old_be, p, sizeof(old_be));
+	new_be = htonl(ntohl(old_be) + add);
+	memcpy(p, &new_be, sizeof(new_be));
+	if (odd)
+		*check = csum_replace32(*check, swab_halves(old_be), swab_halves(new_be));
+	else
+		*check = csum_replace32(*check, old_be, new_be);
+	return ntohl(new_be);
+}
+
+void seqrewrite_apply(uint8_t *buf, struct pkt_view *v, enum seq_dir dir, uint32_t delta,
+		      bool fix_csum)
+{
+	uint8_t *tcp = buf + v->l4_off;
+	uint16_t check;
+	bool odd;
+	uint8_t i;
+
+	memcpy(&check, tcp + TCP_CSUM_OFF, sizeof(check));
+
+	if (dir == SEQ_OUT) {
+		v->seq = shift32(tcp + TCP_SEQ_OFF, delta, false, &check);
+	} else {
+		/*
+		 * Without ACK the acknowledgment field carries no meaning and
+		 * may hold anything (RFC 9293 3.1); leave it as the peer sent
+		 * it, the checksum covers it either way.
+		 */
+		if (v->flags & TCP_ACK)
+			v->ack = shift32(tcp + TCP_ACK_OFF, 0u - delta, false, &check);
+		/*
+		 * Both edges of every block name bytes of our (shifted) stream
+		 * (RFC 2018 3).  A D-SACK first block (RFC 2883 4) may lie
+		 * below the cumulative ACK, which changes nothing here: it is
+		 * still a pair of our sequence numbers.
+		 */
+		odd = (v->sack_off - v->l4_off) % 2;
+		for (i = 0; i < v->nsack; i++) {
+			uint8_t *blk = buf + v->sack_off + (size_t)i * SACK_BLOCK_LEN;
+
+			shift32(blk, 0u - delta, odd, &check);
+			shift32(blk + 4, 0u - delta, odd, &check);
+		}
+	}
+
+	if (fix_csum)
+		memcpy(tcp + TCP_CSUM_OFF, &check, sizeof(check));
+}
+
+/* Adds len bytes at p to sum as big-endian 16-bit words (RFC 1071 4.1). */
+static uint64_t sum_bytes(uint64_t sum, const uint8_t *p, size_t len)
+{
+	while (len >= 2) {
+		sum += (uint32_t)p[0] << 8 | p[1];
+		p += 2;
+		len -= 2;
+	}
+	/* An odd last byte is padded with a zero on the right (RFC 9293 3.1). */
+	if (len)
+		sum += (uint32_t)p[0] << 8;
+	return sum;
+}
+
+/*
+ * RFC 9293 3.1 (IPv4 pseudo-header) and RFC 8200 8.1 (IPv6).  The TCP
+ * length is the declared one, header plus payload_len, but only the captured
+ * bytes are read: the result is only meaningful when payload_caplen ==
+ * payload_len, which the caller must check first.  The checksum field itself
+ * is summed as zero, so the result is the value to store (or to compare with
+ * the stored one).  Returned in host order, like the numbers in pkt_view.
+ * The IPv6 destination is the one in the fixed header: a Routing header's
+ * final destination (RFC 8200 8.1) is not looked for.
+ */
+uint16_t seqrewrite_tcp_csum_full(const uint8_t *buf, const struct pkt_view *v)
+{
+	const uint8_t *tcp = buf + v->l4_off;
+	uint64_t tcp_len = (uint64_t)v->tcp_hlen + v->payload_len;
+	uint64_t sum = 0;
+
+	sum = sum_bytes(sum, buf + v->addr_off, 2 * v->addr_len);
+	if (v->family == AF_INET6) {
+		/* 32-bit upper-layer length, 3 zero bytes, next header. */
+		sum += (tcp_len >> 16) & 0xffff;
+		sum += tcp_len & 0xffff;
+	} else {
+		/* zero, protocol, 16-bit TCP length. */
+		sum += tcp_len & 0xffff;
+	}
+	sum += IPPROTO_TCP_NUM;
+
+	sum = sum_bytes(sum, tcp, TCP_CSUM_OFF);
+	sum = sum_bytes(sum, tcp + TCP_CSUM_OFF + 2, v->tcp_hlen - TCP_CSUM_OFF - 2);
+	sum = sum_bytes(sum, buf + v->payload_off, v->payload_caplen);
+
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}

@@ -1,0 +1,83 @@
+/*
+ * server.h - the server role's data path: one queued packet in, one verdict
+ * out (now, or later for held integrity segments).
+ *
+ * A struct server belongs to one queue thread: its pending-integrity table,
+ * counters and rate limit are its own; only the replay table is shared (it
+ * has its own lock).  Packets reach it only because the rules queued them:
+ * new SYNs to protected ports, and segments of flows whose conntrack entry
+ * carries KGW_CTMARK_INTEG (see marks.h, nftrules.c).
+ */
+#ifndef KNOCKGW_SERVER_H
+#define KNOCKGW_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "flowtable.h"
+#include "log.h"
+#include "nfq.h"
+#include "pkt.h"
+#include "rawsock.h"
+#include "replay.h"
+#include "sockkill.h"
+
+/* Every way a packet can end, each a counter (knockgw status). */
+#define SERVER_COUNTERS(X)                                                            \
+	X(syn_accepted, "valid knocks let through")                                   \
+	X(syn_refused, "SYNs without a valid knock")                                  \
+	X(stray, "segments with none of SYN, ACK, RST (FIN/NULL/Xmas scans)")         \
+	X(rst_sent, "closed-port RSTs sent")                                          \
+	X(rst_send_error, "closed-port RSTs that could not be sent")                 \
+	X(replay_refused, "valid knocks replayed from another source")               \
+	X(replay_full, "knocks refused because the replay table was full")          \
+	X(no_entry, "queued packets matching no protect entry")                      \
+	X(integ_ok, "integrity flows verified and released")                         \
+	X(integ_fail, "integrity flows whose first bytes did not match")             \
+	X(integ_conflict, "integrity flows with conflicting retransmissions")        \
+	X(integ_timeout, "integrity flows that did not deliver in time")             \
+	X(integ_unknown, "integrity segments of flows the daemon does not know")     \
+	X(integ_short_capture, "integrity segments captured short")                  \
+	X(hold_cap, "segments dropped at a hold limit")                              \
+	X(flows_full, "knocks refused because the pending-flow table was full")
+
+enum server_counter {
+#define X(name, desc) SC_##name,
+	SERVER_COUNTERS(X)
+#undef X
+	SC_MAX
+};
+
+struct server_counters {
+	uint64_t c[SC_MAX];
+	uint64_t pkt_drop[PKT_DROP_MAX];
+	uint64_t port_accepted[CONF_MAX_PROTECT];
+	uint64_t port_refused[CONF_MAX_PROTECT];
+};
+
+struct server {
+	const struct conf *conf;
+	struct replay *replay;		/* shared by all queue threads */
+	struct sockkill *sk;		/* may be NULL: then no server-side abort */
+	struct rawsock *rs;		/* closed-port answers */
+	struct flowtable pending;
+	size_t held_packets, held_bytes, held_bytes_max;
+	uint64_t mono, wall;		/* seconds; set by the caller before each batch */
+	struct server_counters cnt;
+	struct log_ratelimit rl;
+};
+
+int server_init(struct server *s, const struct conf *c, struct replay *replay,
+		struct sockkill *sk, struct rawsock *rs, unsigned nqueues);
+void server_free(struct server *s);
+
+/* The data path: decide about one queued packet. */
+void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p);
+
+/* Resets integrity flows past their deadline; call a few times a second. */
+void server_tick(struct server *s, struct nfqueue *q);
+
+const char *server_counter_name(enum server_counter c);
+
+#endif

@@ -1,0 +1,113 @@
+#!/bin/sh
+# tests/conf/run.sh - the configuration checker against known good and bad files.
+#
+#   good/*.conf  `knockgw -n -c FILE` exits 0 and prints "configuration OK"
+#   bad/*.conf   it exits 1 and stderr is exactly one line, "FILE:LINE: message",
+#                where the file's first line reads "# expect: LINE: message"
+#
+# Git keeps neither modes nor owners, and key files must be 0600 and owned by
+# root or the running user, so the checks run on a copy in a fresh temporary
+# directory: keys are made 0600 there, and the bad cases are made there too
+# (groupread.key 0640, notmine.key owned by uid 65534 - only as root, so a
+# bad file whose second line is "# needs: root" is skipped otherwise -,
+# symlink.key a symbolic link, fifo.key a FIFO).  Config paths are passed as
+# "bad/NAME.conf" from the copy's top, so a key named "../keys/x.key" shows up
+# in messages as "bad/../keys/x.key".  The keys under keys/ are test data only.
+#
+#   BUILD   build directory holding knockgw (default: build)
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+case $BUILD in
+/*) ;;
+*) BUILD=$(pwd)/$BUILD ;;
+esac
+KNOCKGW=$BUILD/knockgw
+if [ ! -x "$KNOCKGW" ]; then
+	echo "conf: $KNOCKGW is not built" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/knockgw-conf.XXXXXX") || exit 1
+cleanup() {
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+
+cp -R tests/conf/good tests/conf/bad tests/conf/keys "$tmp"/ || exit 1
+example_ok=0
+cmp -s conf/knockgw.conf tests/conf/good/0007-example.conf && example_ok=1
+
+cd "$tmp" || exit 1
+mkdir out
+chmod 600 keys/*.key
+chmod 640 keys/groupread.key
+ln -s alice.key keys/symlink.key
+mkfifo keys/fifo.key
+root=0
+if [ "$(id -u)" = 0 ]; then
+	root=1
+	chown 65534 keys/notmine.key
+fi
+
+passed=0
+failed=0
+skipped=0
+
+pass() {
+	echo "ok $1"
+	passed=$((passed + 1))
+}
+
+fail() {
+	echo "not ok $1"
+	shift
+	for line in "$@"; do
+		echo "#   $line"
+	done
+	failed=$((failed + 1))
+}
+
+if [ "$example_ok" = 1 ]; then
+	pass "good/0007-example.conf is a copy of conf/knockgw.conf"
+else
+	fail "good/0007-example.conf is a copy of conf/knockgw.conf" \
+		"cp conf/knockgw.conf tests/conf/good/0007-example.conf"
+fi
+
+for f in good/*.conf; do
+	"$KNOCKGW" -n -c "$f" >out/stdout 2>out/stderr
+	rc=$?
+	if [ "$rc" = 0 ] && [ "$(cat out/stdout)" = "configuration OK" ] && [ ! -s out/stderr ]; then
+		pass "$f"
+	else
+		fail "$f" "exit $rc, want 0" "stdout: $(cat out/stdout)" "stderr: $(cat out/stderr)"
+	fi
+done
+
+for f in bad/*.conf; do
+	expect=$(sed -n '1s/^# expect: //p' "$f")
+	if [ -z "$expect" ]; then
+		fail "$f" "the first line must be '# expect: LINE: message'"
+		continue
+	fi
+	if [ "$root" = 0 ] && sed -n 2p "$f" | grep -q '^# needs: root'; then
+		echo "ok $f # SKIP needs root to chown a key file to another user"
+		skipped=$((skipped + 1))
+		continue
+	fi
+	want="$f:$expect"
+	"$KNOCKGW" -n -c "$f" >out/stdout 2>out/stderr
+	rc=$?
+	got=$(cat out/stderr)
+	if [ "$rc" = 1 ] && [ "$got" = "$want" ] && [ ! -s out/stdout ]; then
+		pass "$f"
+	else
+		fail "$f" "exit $rc, want 1" "want: $want" "got:  $got"
+	fi
+done
+
+[ "$skipped" = 0 ] || echo "# $skipped skipped"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,111 @@
+/*
+ * fuzz_conf.c - libFuzzer target: any bytes as knockgw.conf, through
+ * conf_load() and conf_free(), after wireguard-tools fuzz/config.c.
+ *
+ * The input is written to a memfd and loaded by its /proc/self/fd path, so
+ * nothing is left behind when a run dies.  Key files an input names mostly
+ * do not exist; that path is exercised all the same.  Invariants checked
+ * beyond the sanitizers: a failed load explains itself with at least one
+ * one-line message, a successful one validates cleanly again, and
+ * conf_free() may be called twice.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* memfd_create */
+#endif
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "conf.h"
+
+enum { INPUT_MAX = 64 * 1024 };
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/*
+ * libconfig's @include (it cannot be switched off in 1.5) would let an input
+ * read any file, /dev/stdin included, and stall the run; the directive is
+ * matched without regard to case to be safe.
+ */
+static bool has_include(const uint8_t *data, size_t size)
+{
+	static const char word[] = "@include";
+	const size_t n = sizeof(word) - 1;
+
+	for (size_t i = 0; i + n <= size; i++) {
+		if (data[i] == '@' && strncasecmp((const char *)data + i, word, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool write_all(int fd, const uint8_t *data, size_t size)
+{
+	while (size > 0) {
+		ssize_t w = write(fd, data, size);
+
+		if (w <= 0)
+			return false;
+		data += w;
+		size -= (size_t)w;
+	}
+	return true;
+}
+
+static void check_messages(const struct conf_errors *errs)
+{
+	for (size_t i = 0; i < errs->n; i++) {
+		if (!errs->msg[i][0] || !memchr(errs->msg[i], '\0', CONF_ERR_LEN))
+			abort();
+		for (const char *p = errs->msg[i]; *p; p++) {
+			if ((unsigned char)*p < 0x20)
+				abort();	/* one error, one line */
+		}
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct conf *c;
+	struct conf_errors *errs;
+	char path[64];
+	int fd, r;
+
+	if (size > INPUT_MAX || has_include(data, size))
+		return 0;
+	if (sodium_init() < 0)
+		abort();
+	fd = memfd_create("fuzz_conf", MFD_CLOEXEC);
+	if (fd < 0)
+		abort();
+	if (!write_all(fd, data, size))
+		abort();
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+
+	c = calloc(1, sizeof(*c));
+	errs = calloc(1, sizeof(*errs));
+	if (!c || !errs)
+		abort();
+	r = conf_load(path, c, errs);
+	check_messages(errs);
+	if (r == 0) {
+		if (errs->n != 0)
+			abort();
+		if (conf_validate(c, errs) != 0)
+			abort();
+	} else if (errs->n == 0) {
+		abort();	/* every rejection must say why */
+	}
+	conf_free(c);
+	conf_free(c);
+	free(c);
+	free(errs);
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,68 @@
+#!/bin/sh
+# Runs every test suite of `make check` and prints one closing line,
+# "N passed, N failed".  Each suite prints its own details first.
+#   BUILD          build directory (default: build)
+#   FUZZ_SECONDS   how long each fuzz target runs (default: 5)
+#   TESTS          space-separated suite filter, e.g. TESTS="unit conf"
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+FUZZ_SECONDS=${FUZZ_SECONDS:-5}
+TESTS=${TESTS:-"unit conf isn fuzz netns"}
+export BUILD
+
+passed=0
+failed=0
+failures=""
+
+run() {
+	name=$1
+	shift
+	echo "=== $name"
+	if "$@"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failures="$failures $name"
+		echo "FAILED: $name"
+	fi
+}
+
+want() {
+	case " $TESTS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+if want unit; then
+	for t in "$BUILD"/tests/test_*; do
+		[ -x "$t" ] && run "unit/$(basename "$t")" "$t"
+	done
+fi
+
+want conf && run conf sh tests/conf/run.sh
+
+want isn && run isn python3 tests/isn/cross_check.py "$BUILD"
+
+if want fuzz; then
+	for f in "$BUILD"/fuzz/fuzz_*; do
+		[ -x "$f" ] || continue
+		run "fuzz/$(basename "$f")" sh tests/fuzz/smoke.sh "$f" "$FUZZ_SECONDS"
+	done
+fi
+
+if want netns; then
+	for t in tests/netns/[0-9]*.sh; do
+		[ -f "$t" ] || continue
+		if [ "$(id -u)" != 0 ]; then
+			echo "netns tests need root; run make check as root" >&2
+			failed=$((failed + 1))
+			failures="$failures $t"
+			continue
+		fi
+		run "netns/$(basename "$t")" sh "$t"
+	done
+fi
+
+[ -n "$failures" ] && echo "failed suites:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

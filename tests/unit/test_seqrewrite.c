@@ -1,0 +1,638 @@
+/*
+ * test_seqrewrite.c - seqrewrite against packets built here and a checksum
+ * computed here.
+ *
+ * Every packet is generated (IPv4/IPv6, with or without timestamps, 0..4 SACK
+ * blocks in an aligned and a deliberately misaligned option layout, random
+ * payload, at a random offset in the buffer), parsed with pkt_parse, and
+ * rewritten.  The oracle is the same builder run again with the numbers the
+ * rewrite should produce: with fix_csum the result must be byte-identical to
+ * it, checksum included, and that checksum comes from ref_csum() below, a
+ * plain byte-summing implementation that shares no code with the daemon.
+ * A deterministic PRNG drives everything: no clock, same run every time.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "pkt.h"
+#include "seqrewrite.h"
+#include "unit.h"
+
+enum {
+	BUF_LEN = 2048,
+	MAX_PAYLOAD = 1500,
+	RANDOM_CASES = 10000,
+	TCP_OPT_MAX = 40,		/* RFC 9293 3.1: data offset <= 15 */
+};
+
+enum layout {
+	LAYOUT_LINUX,		/* NOP NOP TS, NOP NOP SACK: 4-byte aligned */
+	LAYOUT_ODD,		/* NOP SACK TS EOL..: SACK edges at odd offsets */
+	LAYOUT_MAX
+};
+
+struct spec {
+	int family;
+	uint8_t src[16], dst[16];
+	uint16_t sport, dport;
+	uint32_t seq, ack;
+	uint8_t flags;
+	uint16_t window;
+	bool ts;
+	uint32_t tsval, tsecr;
+	int nsack;
+	uint32_t sack[PKT_MAX_SACK][2];
+	enum layout layout;
+	size_t plen;
+	uint8_t payload[MAX_PAYLOAD];
+};
+
+/* splitmix64: tiny, seedable, good enough to pick test cases. */
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint32_t rnd32(void)
+{
+	return (uint32_t)rnd();
+}
+
+static void put16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t get16(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* One's-complement sum of n bytes as big-endian words, odd byte zero-padded. */
+static uint32_t ref_sum(uint32_t sum, const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sum += i % 2 ? p[i] : (uint32_t)p[i] << 8;
+	return sum;
+}
+
+/*
+ * Reference TCP checksum of a whole IP packet, found from the IP header
+ * alone: spell the pseudo-header out as bytes (RFC 9293 3.1, RFC 8200 8.1),
+ * append a copy of the segment with its checksum field zeroed, sum, fold,
+ * complement.
+ */
+static uint32_t ref_csum(const uint8_t *ip)
+{
+	static uint8_t scratch[40 + BUF_LEN + 1];
+	size_t plen, tcp_off, tcp_len;
+	uint32_t sum;
+
+	if (ip[0] >> 4 == 4) {
+		tcp_off = (size_t)(ip[0] & 0x0f) * 4;
+		tcp_len = get16(ip + 2) - tcp_off;
+		memcpy(scratch, ip + 12, 8);
+		scratch[8] = 0;
+		scratch[9] = 6;
+		put16(scratch + 10, (uint32_t)tcp_len);
+		plen = 12;
+	} else {
+		tcp_off = 40;
+		tcp_len = get16(ip + 4);
+		memcpy(scratch, ip + 8, 32);
+		put32(scratch + 32, (uint32_t)tcp_len);
+		scratch[36] = scratch[37] = scratch[38] = 0;
+		scratch[39] = 6;
+		plen = 40;
+	}
+	memcpy(scratch + plen, ip + tcp_off, tcp_len);
+	scratch[plen + 16] = scratch[plen + 17] = 0;
+	sum = ref_sum(0, scratch, plen + tcp_len);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
+/* RFC 791 header checksum, so that the IPv4 packets are valid all through. */
+static void ip4_csum(uint8_t *ip)
+{
+	uint32_t sum;
+
+	put16(ip + 10, 0);
+	sum = ref_sum(0, ip, 20);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	put16(ip + 10, ~sum & 0xffff);
+}
+
+static void put_sack(uint8_t *p, const struct spec *s)
+{
+	int i;
+
+	p[0] = 5;				/* RFC 2018 3 */
+	p[1] = (uint8_t)(2 + 8 * s->nsack);
+	for (i = 0; i < s->nsack; i++) {
+		put32(p + 2 + 8 * i, s->sack[i][0]);
+		put32(p + 6 + 8 * i, s->sack[i][1]);
+	}
+}
+
+static void put_ts(uint8_t *p, const struct spec *s)
+{
+	p[0] = 8;				/* RFC 7323 3 */
+	p[1] = 10;
+	put32(p + 2, s->tsval);
+	put32(p + 6, s->tsecr);
+}
+
+/* TCP options for s into o; returns their length, a multiple of 4. */
+static size_t build_opts(uint8_t *o, const struct spec *s)
+{
+	size_t n = 0;
+
+	if (s->layout == LAYOUT_LINUX) {
+		if (s->ts) {
+			o[n++] = 1;
+			o[n++] = 1;
+			put_ts(o + n, s);
+			n += 10;
+		}
+		if (s->nsack) {
+			o[n++] = 1;
+			o[n++] = 1;
+			put_sack(o + n, s);
+			n += 2 + 8 * (size_t)s->nsack;
+		}
+	} else {
+		o[n++] = 1;
+		if (s->nsack) {
+			put_sack(o + n, s);
+			n += 2 + 8 * (size_t)s->nsack;
+		}
+		if (s->ts) {
+			put_ts(o + n, s);
+			n += 10;
+		}
+	}
+	while (n % 4)
+		o[n++] = 0;
+	return n;
+}
+
+/* Builds the IP packet s describes at p with a correct checksum; returns its length. */
+static size_t build(uint8_t *p, const struct spec *s)
+{
+	size_t ip_hlen = s->family == AF_INET ? 20 : 40;
+	uint8_t *tcp = p + ip_hlen;
+	size_t olen = build_opts(tcp + 20, s);
+	size_t tcp_len = 20 + olen + s->plen;
+
+	if (olen > TCP_OPT_MAX)
+		abort();
+	memset(p, 0, ip_hlen);
+	if (s->family == AF_INET) {
+		p[0] = 0x45;
+		put16(p + 2, (uint32_t)(ip_hlen + tcp_len));
+		put16(p + 4, 0x1234);
+		put16(p + 6, 0x4000);		/* DF, not a fragment */
+		p[8] = 64;
+		p[9] = 6;
+		memcpy(p + 12, s->src, 4);
+		memcpy(p + 16, s->dst, 4);
+		ip4_csum(p);
+	} else {
+		put32(p, 0x60000000 | s->sport);	/* flow label: any fixed value */
+		put16(p + 4, (uint32_t)tcp_len);
+		p[6] = 6;
+		p[7] = 64;
+		memcpy(p + 8, s->src, 16);
+		memcpy(p + 24, s->dst, 16);
+	}
+	put16(tcp, s->sport);
+	put16(tcp + 2, s->dport);
+	put32(tcp + 4, s->seq);
+	put32(tcp + 8, s->ack);
+	tcp[12] = (uint8_t)((20 + olen) / 4 << 4);
+	tcp[13] = s->flags;
+	put16(tcp + 14, s->window);
+	put16(tcp + 16, 0);
+	put16(tcp + 18, 0);
+	memcpy(tcp + 20 + olen, s->payload, s->plen);
+	put16(tcp + 16, ref_csum(p));
+	return ip_hlen + tcp_len;
+}
+
+/* The numbers seqrewrite_apply should leave: the plain arithmetic of the header comment. */
+static void expect(struct spec *want, const struct spec *s, enum seq_dir dir, uint32_t delta)
+{
+	int i;
+
+	*want = *s;
+	if (dir == SEQ_OUT) {
+		want->seq = s->seq + delta;
+		return;
+	}
+	if (s->flags & TCP_ACK)
+		want->ack = s->ack - delta;
+	for (i = 0; i < s->nsack; i++) {
+		want->sack[i][0] = s->sack[i][0] - delta;
+		want->sack[i][1] = s->sack[i][1] - delta;
+	}
+}
+
+static void random_addrs(struct spec *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(s->src); i++) {
+		s->src[i] = (uint8_t)rnd();
+		s->dst[i] = (uint8_t)rnd();
+	}
+}
+
+static void random_payload(struct spec *s, size_t plen)
+{
+	size_t i;
+
+	s->plen = plen;
+	for (i = 0; i < plen; i++)
+		s->payload[i] = (uint8_t)rnd();
+}
+
+/* SACK blocks spread above base, the first one optionally below it (D-SACK). */
+static void sack_blocks(struct spec *s, int nsack, uint32_t base)
+{
+	int i;
+
+	s->nsack = nsack;
+	for (i = 0; i < nsack; i++) {
+		s->sack[i][0] = base + 4000 * (uint32_t)i;
+		s->sack[i][1] = s->sack[i][0] + 1448;
+	}
+}
+
+static uint8_t pktbuf[BUF_LEN + 8], wantbuf[BUF_LEN + 8], origbuf[BUF_LEN + 8];
+
+/*
+ * Runs one rewrite and checks everything about it.  off shifts the packet in
+ * its buffer so that no field is where alignment would put it.  cut payload
+ * bytes are hidden from the parser, as an NFQUEUE copy range would: the
+ * incremental update never reads the payload, so the checksum must still come
+ * out right for the whole packet.
+ */
+static void run_case(const char *name, unsigned no, const struct spec *s, enum seq_dir dir,
+		     uint32_t delta, bool fix, size_t off, size_t cut)
+{
+	struct spec want;
+	struct pkt_view v, v2;
+	uint8_t *pkt = pktbuf + off;
+	size_t len, csum_off;
+	uint32_t csum_before;
+	int i;
+
+	memset(&v, 0, sizeof(v));
+	len = build(pkt, s);
+	memcpy(origbuf, pkt, len);
+	expect(&want, s, dir, delta);
+	build(wantbuf, &want);
+
+	CHECK_EQ_U(pkt_parse(pkt, len - cut, &v), PKT_OK, "%s %u: parse", name, no);
+	CHECK_EQ_U(v.nsack, (unsigned)s->nsack, "%s %u: nsack", name, no);
+	CHECK_EQ_U(v.has_ts, s->ts, "%s %u: has_ts", name, no);
+	CHECK_EQ_U(v.payload_len, s->plen, "%s %u: payload", name, no);
+	CHECK_EQ_U(v.payload_caplen, s->plen - cut, "%s %u: payload captured", name, no);
+	if (v.nsack != s->nsack || v.payload_caplen != s->plen - cut)
+		return;
+	csum_off = v.l4_off + 16;
+	csum_before = get16(pkt + csum_off);
+	if (!cut)
+		CHECK_EQ_U(seqrewrite_tcp_csum_full(pkt, &v), csum_before,
+			   "%s %u: full csum before", name, no);
+
+	seqrewrite_apply(pkt, &v, dir, delta, fix);
+
+	CHECK_EQ_U(v.seq, want.seq, "%s %u: view seq", name, no);
+	CHECK_EQ_U(v.ack, want.ack, "%s %u: view ack", name, no);
+	CHECK_EQ_U(get32(pkt + v.l4_off + 4), want.seq, "%s %u: seq", name, no);
+	CHECK_EQ_U(get32(pkt + v.l4_off + 8), want.ack, "%s %u: ack", name, no);
+	for (i = 0; i < s->nsack; i++) {
+		CHECK_EQ_U(get32(pkt + v.sack_off + 8 * (size_t)i), want.sack[i][0],
+			   "%s %u: sack %d left", name, no, i);
+		CHECK_EQ_U(get32(pkt + v.sack_off + 8 * (size_t)i + 4), want.sack[i][1],
+			   "%s %u: sack %d right", name, no, i);
+	}
+	if (fix) {
+		CHECK_EQ_U(get16(pkt + csum_off), ref_csum(pkt), "%s %u: incremental csum",
+			   name, no);
+		if (!cut)
+			CHECK_EQ_U(seqrewrite_tcp_csum_full(pkt, &v), ref_csum(pkt),
+				   "%s %u: full csum after", name, no);
+		CHECK(memcmp(pkt, wantbuf, len) == 0, "%s %u: packet differs from rebuilt one",
+		      name, no);
+	} else {
+		CHECK_EQ_U(get16(pkt + csum_off), csum_before, "%s %u: csum untouched", name, no);
+		CHECK(memcmp(pkt, wantbuf, csum_off) == 0 &&
+		      memcmp(pkt + csum_off + 2, wantbuf + csum_off + 2, len - csum_off - 2) == 0,
+		      "%s %u: packet differs from rebuilt one", name, no);
+	}
+
+	/* The rewritten packet parses to the view seqrewrite left behind. */
+	memset(&v2, 0, sizeof(v2));
+	CHECK_EQ_U(pkt_parse(pkt, len - cut, &v2), PKT_OK, "%s %u: reparse", name, no);
+	CHECK(v2.seq == v.seq && v2.ack == v.ack && v2.nsack == v.nsack &&
+	      v2.sack_off == v.sack_off && v2.flags == v.flags && v2.tsval == v.tsval,
+	      "%s %u: view differs from reparse", name, no);
+
+	/* The opposite delta undoes it bit for bit, checksum included. */
+	seqrewrite_apply(pkt, &v, dir, 0u - delta, fix);
+	CHECK(memcmp(pkt, origbuf, len) == 0, "%s %u: inverse not restored", name, no);
+	CHECK(v.seq == s->seq && v.ack == s->ack, "%s %u: inverse view", name, no);
+}
+
+static void base_spec(struct spec *s, int family)
+{
+	memset(s, 0, sizeof(*s));
+	s->family = family;
+	random_addrs(s);
+	s->sport = 40000;
+	s->dport = 22;
+	s->window = 502;
+	s->tsval = 0x11223344;
+	s->tsecr = 0x55667788;
+}
+
+struct row {
+	int family;
+	bool ts;
+	int nsack;
+	enum layout layout;
+	size_t plen;
+	uint8_t flags;
+	enum seq_dir dir;
+	bool fix;
+	uint32_t seq, ack, sack0, delta;
+	uint32_t want_seq, want_ack, want_sack0;	/* spelled out, not computed */
+};
+
+#define A TCP_ACK
+#define V4 AF_INET
+#define V6 AF_INET6
+static const struct row rows[] = {
+	/* 1-6: outgoing seq, delta 0 and both wrap directions */
+	{ V4, 0, 0, LAYOUT_LINUX, 0, A, SEQ_OUT, 1, 1000, 5, 0, 0, 1000, 5, 0 },
+	{ V4, 0, 0, LAYOUT_LINUX, 10, A, SEQ_OUT, 1, 0xfffffff0, 5, 0, 0x20, 0x10, 5, 0 },
+	{ V4, 1, 0, LAYOUT_LINUX, 10, A, SEQ_OUT, 1, 0x10, 5, 0, 0xffffffe0, 0xfffffff0, 5, 0 },
+	{ V6, 0, 0, LAYOUT_LINUX, 1, A, SEQ_OUT, 1, 0xffffffff, 7, 0, 1, 0, 7, 0 },
+	{ V6, 1, 0, LAYOUT_LINUX, 3, A, SEQ_OUT, 1, 0, 7, 0, 0xffffffff, 0xffffffff, 7, 0 },
+	{ V6, 1, 0, LAYOUT_ODD, 1448, A, SEQ_OUT, 1, 0x80000000, 9, 0, 0x80000000, 0, 9, 0 },
+	/* 7: outgoing SACK names the server's bytes: untouched (as is ack) */
+	{ V4, 1, 3, LAYOUT_LINUX, 0, A, SEQ_OUT, 1, 500, 900, 800, 0x1000, 0x11f4, 900, 800 },
+	/* 8: a SYN without ACK goes out shifted too */
+	{ V4, 1, 0, LAYOUT_LINUX, 0, TCP_SYN, SEQ_OUT, 1, 0xabcdef01, 0, 0, 0x10000000,
+	  0xbbcdef01, 0, 0 },
+	/* 9-12: incoming ack and SACK, wrap both ways, delta 0 */
+	{ V4, 0, 2, LAYOUT_LINUX, 0, A, SEQ_IN, 1, 1, 0x10, 0x30, 0x20, 1, 0xfffffff0, 0x10 },
+	{ V6, 1, 3, LAYOUT_LINUX, 0, A, SEQ_IN, 1, 1, 0, 0, 1, 1, 0xffffffff, 0xffffffff },
+	{ V6, 0, 4, LAYOUT_LINUX, 0, A, SEQ_IN, 1, 1, 0xfffffff0, 0xfffffff8, 0xfffffff0,
+	  1, 0, 8 },
+	{ V4, 0, 1, LAYOUT_ODD, 0, A, SEQ_IN, 1, 77, 1234, 2000, 0, 77, 1234, 2000 },
+	/* 13: D-SACK (RFC 2883): first block below the cumulative ack */
+	{ V6, 0, 4, LAYOUT_ODD, 0, A, SEQ_IN, 1, 9, 0x5000, 0x1000, 0x100, 9, 0x4f00, 0xf00 },
+	/* 14-15: no ACK flag: ack field kept, SACK still translated */
+	{ V4, 0, 0, LAYOUT_LINUX, 0, TCP_SYN, SEQ_IN, 1, 3, 0x12345678, 0, 0x1000,
+	  3, 0x12345678, 0 },
+	{ V6, 1, 1, LAYOUT_ODD, 0, TCP_RST, SEQ_IN, 1, 3, 0xdeadbeef, 0x100, 0x1000,
+	  3, 0xdeadbeef, 0xfffff100 },
+	/* 16-17: fix_csum false: numbers change, checksum field does not */
+	{ V4, 1, 2, LAYOUT_LINUX, 100, A, SEQ_IN, 0, 3, 0x100, 0x80, 0x10, 3, 0xf0, 0x70 },
+	{ V6, 1, 0, LAYOUT_LINUX, 101, A, SEQ_OUT, 0, 0xfffffffe, 4, 0, 2, 0, 4, 0 },
+	/* 18-20: odd payloads, odd layouts, full segments */
+	{ V4, 0, 4, LAYOUT_ODD, 1, A, SEQ_IN, 1, 3, 0x40000000, 0x3fff0000, 0x40000001,
+	  3, 0xffffffff, 0xfffeffff },
+	{ V6, 1, 3, LAYOUT_ODD, 1427, A | TCP_PSH, SEQ_IN, 1, 3, 2, 1, 3, 3, 0xffffffff,
+	  0xfffffffe },
+	{ V4, 1, 0, LAYOUT_LINUX, 1460, A | TCP_PSH, SEQ_OUT, 1, 0x7fffffff, 0, 0, 1,
+	  0x80000000, 0, 0 },
+};
+#undef A
+#undef V4
+#undef V6
+
+static void table_rows(void)
+{
+	static struct spec s;
+	unsigned i;
+	int j;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct spec want;
+
+		rng_state = i + 1;
+		base_spec(&s, r->family);
+		s.ts = r->ts;
+		s.layout = r->layout;
+		s.flags = r->flags;
+		s.seq = r->seq;
+		s.ack = r->ack;
+		sack_blocks(&s, r->nsack, r->sack0);
+		random_payload(&s, r->plen);
+
+		/* The spelled-out answers agree with the arithmetic run_case uses. */
+		expect(&want, &s, r->dir, r->delta);
+		CHECK_EQ_U(want.seq, r->want_seq, "row %u: seq", i + 1);
+		CHECK_EQ_U(want.ack, r->want_ack, "row %u: ack", i + 1);
+		if (r->nsack)
+			CHECK_EQ_U(want.sack[0][0], r->want_sack0, "row %u: sack0", i + 1);
+		for (j = 1; j < r->nsack; j++)
+			CHECK_EQ_U(want.sack[j][0] - want.sack[0][0], 4000 * (uint32_t)j,
+				   "row %u: sack %d", i + 1, j);
+
+		run_case("row", i + 1, &s, r->dir, r->delta, r->fix, i % 4, 0);
+	}
+}
+
+/*
+ * RFC 1624 4 worked example: HC 0xdd2f, a word 0x5555 becomes 0x3285, and
+ * eqn. 3 gives 0x0000 (eqn. 2 would give the -0 form 0xffff).  Put the word
+ * in either half of the 32-bit value; the other half does not change.
+ */
+static void rfc1624_example(void)
+{
+	CHECK_EQ_U(csum_replace32(0xdd2f, 0x55550000, 0x32850000), 0x0000, "RFC 1624 high");
+	CHECK_EQ_U(csum_replace32(0xdd2f, 0x12345555, 0x12343285), 0x0000, "RFC 1624 low");
+	CHECK_EQ_U(csum_replace32(0x1234, 0xcafebabe, 0xcafebabe), 0x1234, "no change");
+}
+
+static uint32_t random_delta(void)
+{
+	switch (rnd() % 6) {
+	case 0:
+		return 0;
+	case 1:
+		return 0u - (uint32_t)(rnd() % 4096);	/* just below 2^32 */
+	case 2:
+		return (uint32_t)(rnd() % 4096);
+	case 3:
+		return 0x80000000u ^ (uint32_t)(rnd() % 3);
+	default:
+		return rnd32();
+	}
+}
+
+static uint32_t random_seq(void)
+{
+	/* Half the time near the wrap, where a carry would go wrong. */
+	return rnd() % 2 ? 0u - (uint32_t)(rnd() % 65536) : rnd32();
+}
+
+static void random_spec(struct spec *s)
+{
+	int maxsack, nsack;
+
+	base_spec(s, rnd() % 2 ? AF_INET : AF_INET6);
+	s->sport = (uint16_t)rnd();
+	s->dport = (uint16_t)rnd();
+	s->window = (uint16_t)rnd();
+	s->ts = rnd() % 2;
+	s->tsval = rnd32();
+	s->tsecr = rnd32();
+	s->layout = (enum layout)(rnd() % LAYOUT_MAX);
+	/* 40 option bytes hold 4 SACK blocks, or 3 next to timestamps. */
+	maxsack = s->ts ? 3 : 4;
+	s->flags = (uint8_t)rnd();
+	if (rnd() % 4)
+		s->flags |= TCP_ACK;
+	s->seq = random_seq();
+	s->ack = random_seq();
+	nsack = (int)(rnd() % (unsigned)(maxsack + 1));
+	sack_blocks(s, nsack, random_seq());
+	if (s->nsack && rnd() % 2)
+		s->sack[0][0] = s->ack - 1 - (uint32_t)(rnd() % 3000);	/* D-SACK */
+	random_payload(s, rnd() % 3 ? (size_t)(rnd() % 64) : (size_t)(rnd() % MAX_PAYLOAD));
+}
+
+static void random_cases(void)
+{
+	static struct spec s;
+	enum seq_dir dir;
+	uint32_t delta;
+	size_t off, cut;
+	unsigned i;
+	bool fix;
+
+	rng_state = 0x6b6e6f636b677721ULL;
+	for (i = 1; i <= RANDOM_CASES; i++) {
+		random_spec(&s);
+		dir = rnd() % 2 ? SEQ_OUT : SEQ_IN;
+		delta = random_delta();
+		fix = rnd() % 8 != 0;
+		off = (size_t)(rnd() % 8);
+		cut = rnd() % 4 ? 0 : (size_t)(rnd() % (s.plen + 1));
+		run_case("random", i, &s, dir, delta, fix, off, cut);
+	}
+}
+
+/*
+ * The round trip the daemon lives by: a data segment leaves with seq + delta,
+ * the server acknowledges and SACKs it in its (shifted) space, and after the
+ * incoming rewrite the kernel sees exactly its own numbers again.
+ */
+static void round_trips(void)
+{
+	static struct spec out, in;
+	struct pkt_view v;
+	uint8_t *pkt = pktbuf + 1;
+	uint32_t delta, kseq, wire_seq;
+	size_t len;
+	unsigned i;
+	int j;
+
+	rng_state = 42;
+	for (i = 1; i <= RANDOM_CASES / 10; i++) {
+		random_spec(&out);
+		out.flags = TCP_ACK | TCP_PSH;
+		if (out.plen == 0)
+			random_payload(&out, 1 + rnd() % 512);
+		delta = random_delta();
+		kseq = out.seq;
+
+		len = build(pkt, &out);
+		memset(&v, 0, sizeof(v));
+		if (pkt_parse(pkt, len, &v) != PKT_OK) {
+			CHECK(0, "trip %u: parse out", i);
+			continue;
+		}
+		seqrewrite_apply(pkt, &v, SEQ_OUT, delta, true);
+		wire_seq = get32(pkt + v.l4_off + 4);
+		CHECK_EQ_U(wire_seq, kseq + delta, "trip %u: wire seq", i);
+
+		/* The server's answer: same flow reversed, acking the end, SACKing pieces. */
+		in = out;
+		memcpy(in.src, out.dst, sizeof(in.src));
+		memcpy(in.dst, out.src, sizeof(in.dst));
+		in.sport = out.dport;
+		in.dport = out.sport;
+		in.flags = TCP_ACK;
+		in.seq = out.ack;
+		in.ack = wire_seq + (uint32_t)out.plen;
+		in.nsack = out.ts ? 3 : 4;
+		for (j = 0; j < in.nsack; j++) {
+			in.sack[j][0] = wire_seq + (uint32_t)(out.plen * (size_t)j / 4);
+			in.sack[j][1] = wire_seq + (uint32_t)(out.plen * (size_t)(j + 1) / 4);
+		}
+		random_payload(&in, 0);
+
+		len = build(pkt, &in);
+		memset(&v, 0, sizeof(v));
+		if (pkt_parse(pkt, len, &v) != PKT_OK) {
+			CHECK(0, "trip %u: parse in", i);
+			continue;
+		}
+		seqrewrite_apply(pkt, &v, SEQ_IN, delta, true);
+		CHECK_EQ_U(v.ack, kseq + (uint32_t)out.plen, "trip %u: kernel ack", i);
+		CHECK_EQ_U(v.seq, in.seq, "trip %u: server seq untouched", i);
+		for (j = 0; j < in.nsack; j++) {
+			CHECK_EQ_U(get32(pkt + v.sack_off + 8 * (size_t)j),
+				   kseq + (uint32_t)(out.plen * (size_t)j / 4), "trip %u: left %d", i, j);
+			CHECK_EQ_U(get32(pkt + v.sack_off + 8 * (size_t)j + 4),
+				   kseq + (uint32_t)(out.plen * (size_t)(j + 1) / 4),
+				   "trip %u: right %d", i, j);
+		}
+		CHECK_EQ_U(get16(pkt + v.l4_off + 16), ref_csum(pkt), "trip %u: csum", i);
+	}
+}
+
+int main(void)
+{
+	rfc1624_example();
+	table_rows();
+	random_cases();
+	round_trips();
+	return unit_done("seqrewrite");
+}
