@@ -443,7 +443,8 @@ static void validate_protect(struct vctx *v, size_t idx, size_t nkeys)
 	for (size_t i = 0; i < nk; i++) {
 		validate_key_ref(v, line_keys, "protect", p->keys[i], p->mode, nkeys);
 		for (size_t j = 0; j < i; j++) {
-			if (p->keys[j] == p->keys[i] && p->keys[i] >= 0 && (size_t)p->keys[i] < nkeys) {
+			if (p->keys[j] == p->keys[i] && p->keys[i] >= 0 &&
+			    (size_t)p->keys[i] < nkeys) {
 				verr(v, line_keys, "key \"%s\" is listed twice",
 				     c->keys[p->keys[i]].name);
 				break;
@@ -626,7 +627,8 @@ static enum got get_int(struct loader *ld, const config_setting_t *g, const stru
 
 	if (!s)
 		return GOT_NONE;
-	if (config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64) {
+	if (config_setting_type(s) != CONFIG_TYPE_INT &&
+	    config_setting_type(s) != CONFIG_TYPE_INT64) {
 		type_error(ld, s, sc, name, "an integer");
 		return GOT_BAD;
 	}
@@ -682,24 +684,23 @@ static enum got get_strings(struct loader *ld, const config_setting_t *g, const 
 			    const char *name, const config_setting_t **ret_s)
 {
 	const config_setting_t *s = config_setting_get_member(g, name);
-	int n;
+	bool ok;
 
 	if (!s)
 		return GOT_NONE;
-	if (config_setting_type(s) != CONFIG_TYPE_ARRAY && config_setting_type(s) != CONFIG_TYPE_LIST)
-		goto bad;
-	n = config_setting_length(s);
-	for (int i = 0; i < n; i++) {
+	ok = config_setting_type(s) == CONFIG_TYPE_ARRAY ||
+	     config_setting_type(s) == CONFIG_TYPE_LIST;
+	for (int i = 0; ok && i < config_setting_length(s); i++) {
 		const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
 
-		if (!e || config_setting_type(e) != CONFIG_TYPE_STRING)
-			goto bad;
+		ok = e && config_setting_type(e) == CONFIG_TYPE_STRING;
+	}
+	if (!ok) {
+		type_error(ld, s, sc, name, "an array of strings");
+		return GOT_BAD;
 	}
 	*ret_s = s;
 	return GOT_OK;
-bad:
-	type_error(ld, s, sc, name, "an array of strings");
-	return GOT_BAD;
 }
 
 static const config_setting_t *get_group(struct loader *ld, const config_setting_t *g,
@@ -750,8 +751,8 @@ static const struct word translate_words[] = {
 	{ "kernel", TRANSLATE_KERNEL }, { "user", TRANSLATE_USER }, { NULL, 0 },
 };
 static const struct word log_words[] = {
-	{ "debug", LOG_DEBUG },	    { "info", LOG_INFO },   { "notice", LOG_NOTICE },
-	{ "warning", LOG_WARNING }, { "error", LOG_ERR },   { NULL, 0 },
+	{ "debug", LOG_DEBUG }, { "info", LOG_INFO }, { "notice", LOG_NOTICE },
+	{ "warning", LOG_WARNING }, { "error", LOG_ERR }, { NULL, 0 },
 };
 
 /* A string setting that must be one of words; GOT_OK stores its value. */
@@ -872,7 +873,8 @@ static void load_globals(struct loader *ld, const config_setting_t *root)
 		check_unknown(ld, g, limits_names, "limits");
 		if (get_int(ld, g, &limits, "flows", r_limit_entries, &v, &c->line_flows) == GOT_OK)
 			c->max_flows = (uint32_t)v;
-		if (get_int(ld, g, &limits, "replay", r_limit_entries, &v, &c->line_replay) == GOT_OK)
+		if (get_int(ld, g, &limits, "replay", r_limit_entries, &v, &c->line_replay) ==
+		    GOT_OK)
 			c->max_replay = (uint32_t)v;
 		if (get_int(ld, g, &limits, "hold_bytes", r_hold_bytes, &v, &c->line_hold_bytes) ==
 		    GOT_OK)
@@ -887,8 +889,21 @@ static void load_globals(struct loader *ld, const config_setting_t *root)
 }
 
 /*
- * One key: its bytes go straight into the locked keyring slot and every
- * temporary copy is wiped, including libconfig's copy of a text secret.
+ * libconfig frees its strings without wiping them; a text secret should not
+ * linger in the heap of a long-running daemon.
+ */
+static void wipe_secret(config_setting_t *key)
+{
+	config_setting_t *ss = config_setting_is_group(key) ?
+				       config_setting_get_member(key, "secret") : NULL;
+
+	if (ss && config_setting_type(ss) == CONFIG_TYPE_STRING && ss->value.sval)
+		sodium_memzero(ss->value.sval, strlen(ss->value.sval));
+}
+
+/*
+ * One key: its bytes go straight into the locked keyring slot and the
+ * temporary copy is wiped (libconfig's copy: wipe_secret()).
  */
 static void load_key(struct loader *ld, config_setting_t *s, struct conf_key *k,
 		     struct kg_key *slot)
@@ -954,11 +969,9 @@ static void load_key(struct loader *ld, config_setting_t *s, struct conf_key *k,
 		if (len < 1 || len > KG_KNOCK_SECRET_MAX) {
 			lerr(ld, ss, "secret of key \"%s\" is %zu bytes; it must be 1..%d",
 			     name ? name : "?", len, KG_KNOCK_SECRET_MAX);
-			sodium_memzero(ss->value.sval, len);
 			return;
 		}
 		memcpy(raw, str, len);
-		sodium_memzero(ss->value.sval, len);
 	}
 	if (ld->nerr == before) {
 		verify_key_init(slot, raw, len);
@@ -983,9 +996,12 @@ static void load_keys(struct loader *ld, const config_setting_t *root)
 		lerr(ld, list, "cannot allocate locked memory for %d keys", n);
 		return;
 	}
-	for (int i = 0; i < n; i++)
-		load_key(ld, config_setting_get_elem(list, (unsigned)i), &c->keys[i],
-			 &c->keyring.keys[i]);
+	for (int i = 0; i < n; i++) {
+		config_setting_t *s = config_setting_get_elem(list, (unsigned)i);
+
+		load_key(ld, s, &c->keys[i], &c->keyring.keys[i]);
+		wipe_secret(s);
+	}
 	c->nkeys = (size_t)n;
 }
 
@@ -1053,9 +1069,8 @@ static uint32_t default_replay_ttl(enum kg_mode mode, uint32_t window)
 
 static void load_protect(struct loader *ld, const config_setting_t *s)
 {
-	static const char *const names[] = { "port",	"mode",	  "keys",	"integrity_len",
-					     "on_fail", "window", "replay",	"replay_ttl",
-					     "addresses", NULL };
+	static const char *const names[] = { "port", "mode", "keys", "integrity_len", "on_fail",
+					     "window", "replay", "replay_ttl", "addresses", NULL };
 	static const struct scope sc = { "protect", true };
 	struct conf *c = ld->c;
 	struct conf_protect p;
@@ -1211,9 +1226,9 @@ static void load_knock(struct loader *ld, const config_setting_t *s)
 
 static void load_root(struct loader *ld, const config_setting_t *root)
 {
-	static const char *const names[] = { "queue",	       "rules", "log_level", "translate",
-					     "control_socket", "limits", "keys",	   "protect",
-					     "knock",	       NULL };
+	static const char *const names[] = { "queue", "rules", "log_level", "translate",
+					     "control_socket", "limits", "keys", "protect",
+					     "knock", NULL };
 	const config_setting_t *list;
 
 	check_unknown(ld, root, names, NULL);
@@ -1230,13 +1245,17 @@ static void load_root(struct loader *ld, const config_setting_t *root)
 }
 
 /*
- * libconfig 1.5 converts an integer literal without the L suffix with
- * atoi()-style wrap-around, so "port = 4294967318;" would quietly load as
- * port 22.  No setting here takes more than 31 bits, so such a literal is
- * refused before libconfig sees it.  The scan skips comments, strings and
- * names the way libconfig's scanner does.  Returns the literal's line, or 0.
+ * Checks libconfig 1.5 gets wrong without a word, on the text it is about to
+ * parse (not on @include'd files): an integer literal without the L suffix
+ * is converted with atoi()-style wrap-around, so "port = 4294967318;" would
+ * load as port 22 (no setting here takes more than 31 bits, so any such
+ * literal is refused); an unterminated block comment silently swallows the
+ * rest of the file; and an unterminated string, besides being a syntax
+ * error, leaks the scanner's buffer.  Comments, strings and names are
+ * skipped the way libconfig's scanner skips them.  Returns the number of
+ * errors reported (0 or 1).
  */
-static int find_wide_int(const char *t, const char **ret_tok, int *ret_len)
+static int prescan(const char *t, const char *path, struct conf_errors *errs)
 {
 	const char *p = t;
 	int line = 1;
@@ -1249,18 +1268,28 @@ static int find_wide_int(const char *t, const char **ret_tok, int *ret_len)
 			while (*p && *p != '\n')
 				p++;
 		} else if (p[0] == '/' && p[1] == '*') {
+			int start = line;
+
 			for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++)
 				line += *p == '\n';
-			if (*p)
-				p += 2;
+			if (!*p) {
+				conf_error(errs, path, start, "unterminated /* comment");
+				return 1;
+			}
+			p += 2;
 		} else if (*p == '"') {
+			int start = line;
+
 			for (p++; *p && *p != '"'; p++) {
 				if (*p == '\\' && p[1])
 					p++;
 				line += *p == '\n';
 			}
-			if (*p)
-				p++;
+			if (!*p) {
+				conf_error(errs, path, start, "unterminated string");
+				return 1;
+			}
+			p++;
 		} else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '*') {
 			while (is_alnum(*p) || *p == '-' || *p == '_' || *p == '*')
 				p++;
@@ -1268,18 +1297,22 @@ static int find_wide_int(const char *t, const char **ret_tok, int *ret_len)
 			   ((*p == '-' || *p == '+') && p[1] >= '0' && p[1] <= '9')) {
 			const char *tok = p;
 			unsigned long long v = 0, limit = 0x7fffffffull;
-			bool hex = false, wide = false;
+			bool hex, wide = false;
 
 			if (*p == '-' || *p == '+') {
 				if (*p == '-')
 					limit++;
 				p++;
 			}
-			if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && isxdigit((unsigned char)p[2])) {
-				hex = true;
+			hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X') &&
+			      isxdigit((unsigned char)p[2]);
+			if (hex) {
 				limit = 0x7fffffffull;
 				for (p += 2; isxdigit((unsigned char)*p); p++) {
-					v = v * 16 + (unsigned)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+					unsigned d = *p <= '9' ? (unsigned)(*p - '0') :
+								 (unsigned)((*p | 0x20) - 'a' + 10);
+
+					v = v * 16 + d;
 					wide |= v > limit;
 				}
 			} else {
@@ -1297,15 +1330,23 @@ static int find_wide_int(const char *t, const char **ret_tok, int *ret_len)
 				continue;	/* a float, never an integer setting */
 			}
 			if (wide) {
-				*ret_tok = tok;
-				*ret_len = (int)(p - tok);
-				return line;
+				int len = (int)(p - tok);
+
+				conf_error(errs, path, line, "integer %.*s out of range",
+					   len > 40 ? 40 : len, tok);
+				return 1;
 			}
 		} else {
 			p++;
 		}
 	}
 	return 0;
+}
+
+/* -errno of the call that just failed, and never 0 even if it left errno alone. */
+static int neg_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
 }
 
 /*
@@ -1323,12 +1364,12 @@ static int read_text(const char *path, char **ret, size_t *ret_len, struct conf_
 	/* O_NONBLOCK: a FIFO named as config must be refused, not wait for a writer. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		r = -errno;
+		r = neg_errno();
 		conf_error(errs, path, 0, "cannot open: %s", strerror(-r));
 		return r;
 	}
 	if (fstat(fd, &st) < 0) {
-		r = -errno;
+		r = neg_errno();
 		conf_error(errs, path, 0, "cannot stat: %s", strerror(-r));
 		goto fail;
 	}
@@ -1356,7 +1397,7 @@ static int read_text(const char *path, char **ret, size_t *ret_len, struct conf_
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
-			r = -errno;
+			r = neg_errno();
 			conf_error(errs, path, 0, "cannot read: %s", strerror(-r));
 			sodium_memzero(text, cap);
 			free(text);
@@ -1399,11 +1440,11 @@ int conf_load(const char *path, struct conf *c, struct conf_errors *errs)
 {
 	struct loader ld = { c, errs, 0 };
 	char dir[PATH_MAX];
-	const char *slash, *tok;
+	const char *slash;
 	config_t cfg;
 	char *text = NULL;
 	size_t len = 0;
-	int r, line, toklen;
+	int r, line;
 
 	errs->n = 0;
 	errs->overflow = false;
@@ -1415,7 +1456,7 @@ int conf_load(const char *path, struct conf *c, struct conf_errors *errs)
 	snprintf(c->path, sizeof(c->path), "%s", path);
 
 	r = read_text(path, &text, &len, errs);
-	if (r < 0)
+	if (!text)
 		return r;
 	line = find_nul(text, len);
 	if (line) {
@@ -1423,10 +1464,7 @@ int conf_load(const char *path, struct conf *c, struct conf_errors *errs)
 		r = -EINVAL;
 		goto out_text;
 	}
-	line = find_wide_int(text, &tok, &toklen);
-	if (line) {
-		conf_error(errs, path, line, "integer %.*s out of range", toklen > 40 ? 40 : toklen,
-			   tok);
+	if (prescan(text, path, errs)) {
 		r = -EINVAL;
 		goto out_text;
 	}

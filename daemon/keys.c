@@ -97,17 +97,20 @@ static int check_secrecy(const char *path, const struct stat *st, char *err, siz
 	}
 	if (st->st_uid != 0 && st->st_uid != euid) {
 		if (euid == 0)
-			set_err(err, errlen, "key file \"%s\" is owned by uid %u; it must be owned by root",
+			set_err(err, errlen,
+				"key file \"%s\" is owned by uid %u; it must be owned by root",
 				path, (unsigned)st->st_uid);
 		else
 			set_err(err, errlen,
-				"key file \"%s\" is owned by uid %u; it must be owned by root or uid %u",
+				"key file \"%s\" is owned by uid %u; "
+				"it must be owned by root or uid %u",
 				path, (unsigned)st->st_uid, (unsigned)euid);
 		return -EPERM;
 	}
 	if (st->st_mode & 077) {
 		set_err(err, errlen,
-			"key file \"%s\" is readable or writable by group or others (mode %04o); chmod 600 it",
+			"key file \"%s\" is readable or writable by group or others (mode %04o); "
+			"chmod 600 it",
 			path, (unsigned)(st->st_mode & 07777));
 		return -EPERM;
 	}

@@ -16,7 +16,7 @@
 #
 #   BUILD   build directory holding knockgw (default: build)
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 case $BUILD in
 /*) ;;

@@ -76,40 +76,163 @@ static struct conf_knock *add_knock(struct conf *c, const char *dst, uint16_t po
 	return k;
 }
 
-static void ok_base(struct conf *c) { (void)c; }
-static void queue_last(struct conf *c) { c->queue_num = 65535; }
-static void queue_past(struct conf *c) { c->queue_num = 65535; c->queue_count = 2; c->line_queue_count = 3; }
-static void queue_15_2(struct conf *c) { c->queue_num = 65534; c->queue_count = 2; }
-static void queue_count0(struct conf *c) { c->queue_count = 0; c->line_queue_count = 3; }
-static void queue_count17(struct conf *c) { c->queue_count = 17; }
-static void queue_maxlen15(struct conf *c) { c->queue_maxlen = 15; }
-static void table_empty(struct conf *c) { c->table[0] = '\0'; c->line_table = 5; }
-static void table_dash(struct conf *c) { snprintf(c->table, sizeof(c->table), "knock-gw"); }
-static void table_32(struct conf *c) { memset(c->table, 'a', 32); c->table[32] = '\0'; }
-static void table_unterminated(struct conf *c) { memset(c->table, 'a', sizeof(c->table)); }
-static void sock_relative(struct conf *c) { snprintf(c->control_socket, sizeof(c->control_socket), "x.sock"); }
+static void ok_base(struct conf *c)
+{
+	(void)c;
+}
+
+static void queue_last(struct conf *c)
+{
+	c->queue_num = 65535;
+}
+
+static void queue_past(struct conf *c)
+{
+	c->queue_num = 65535;
+	c->queue_count = 2;
+	c->line_queue_count = 3;
+}
+
+static void queue_15_2(struct conf *c)
+{
+	c->queue_num = 65534;
+	c->queue_count = 2;
+}
+
+static void queue_count0(struct conf *c)
+{
+	c->queue_count = 0;
+	c->line_queue_count = 3;
+}
+
+static void queue_count17(struct conf *c)
+{
+	c->queue_count = 17;
+}
+
+static void queue_maxlen15(struct conf *c)
+{
+	c->queue_maxlen = 15;
+}
+
+static void table_empty(struct conf *c)
+{
+	c->table[0] = '\0';
+	c->line_table = 5;
+}
+
+static void table_dash(struct conf *c)
+{
+	snprintf(c->table, sizeof(c->table), "knock-gw");
+}
+
+static void table_32(struct conf *c)
+{
+	memset(c->table, 'a', 32);
+	c->table[32] = '\0';
+}
+
+static void table_unterminated(struct conf *c)
+{
+	memset(c->table, 'a', sizeof(c->table));
+}
+
+static void sock_relative(struct conf *c)
+{
+	snprintf(c->control_socket, sizeof(c->control_socket), "x.sock");
+}
+
 static void sock_107(struct conf *c)
 {
 	memset(c->control_socket, 'a', 107);
 	c->control_socket[0] = '/';
 	c->control_socket[107] = '\0';
 }
-static void sock_unterminated(struct conf *c) { memset(c->control_socket, 'a', sizeof(c->control_socket)); c->control_socket[0] = '/'; }
-static void flows_63(struct conf *c) { c->max_flows = 63; }
-static void replay_big(struct conf *c) { c->max_replay = 4194305; }
-static void timeout_0(struct conf *c) { c->integrity_timeout = 0; }
-static void timeout_301(struct conf *c) { c->integrity_timeout = 301; }
-static void hold_small(struct conf *c) { c->hold_bytes = 4095; }
-static void hold_flow_above(struct conf *c) { c->hold_bytes = 4096; c->hold_flow_bytes = 8192; }
-static void key_len0(struct conf *c) { c->keys[K19].len = 0; }
-static void key_len65(struct conf *c) { c->keys[K19].len = 65; }
-static void key_broken(struct conf *c) { c->keys[K19].len = 0; c->keys[K19].name[0] = '\0'; c->keys[K19].broken = true; }
-static void key_dup(struct conf *c) { snprintf(c->keys[K64].name, sizeof(c->keys[K64].name), "k32"); }
-static void key_name_space(struct conf *c) { snprintf(c->keys[K19].name, sizeof(c->keys[K19].name), "k 19"); }
-static void key_name_ok(struct conf *c) { snprintf(c->keys[K19].name, sizeof(c->keys[K19].name), "a.b-c_D9"); }
-static void port_0(struct conf *c) { c->protect[0].port = 0; }
-static void port_0_noline(struct conf *c) { c->protect[0].port = 0; c->protect[0].line_port = 0; }
-static void nkeys_0(struct conf *c) { c->protect[0].nkeys = 0; }
+static void sock_unterminated(struct conf *c)
+{
+	memset(c->control_socket, 'a', sizeof(c->control_socket));
+	c->control_socket[0] = '/';
+}
+
+static void flows_63(struct conf *c)
+{
+	c->max_flows = 63;
+}
+
+static void replay_big(struct conf *c)
+{
+	c->max_replay = 4194305;
+}
+
+static void timeout_0(struct conf *c)
+{
+	c->integrity_timeout = 0;
+}
+
+static void timeout_301(struct conf *c)
+{
+	c->integrity_timeout = 301;
+}
+
+static void hold_small(struct conf *c)
+{
+	c->hold_bytes = 4095;
+}
+
+static void hold_flow_above(struct conf *c)
+{
+	c->hold_bytes = 4096;
+	c->hold_flow_bytes = 8192;
+}
+
+static void key_len0(struct conf *c)
+{
+	c->keys[K19].len = 0;
+}
+
+static void key_len65(struct conf *c)
+{
+	c->keys[K19].len = 65;
+}
+
+static void key_broken(struct conf *c)
+{
+	c->keys[K19].len = 0;
+	c->keys[K19].name[0] = '\0';
+	c->keys[K19].broken = true;
+}
+
+static void key_dup(struct conf *c)
+{
+	snprintf(c->keys[K64].name, sizeof(c->keys[K64].name), "k32");
+}
+
+static void key_name_space(struct conf *c)
+{
+	snprintf(c->keys[K19].name, sizeof(c->keys[K19].name), "k 19");
+}
+
+static void key_name_ok(struct conf *c)
+{
+	snprintf(c->keys[K19].name, sizeof(c->keys[K19].name), "a.b-c_D9");
+}
+
+static void port_0(struct conf *c)
+{
+	c->protect[0].port = 0;
+}
+
+static void port_0_noline(struct conf *c)
+{
+	c->protect[0].port = 0;
+	c->protect[0].line_port = 0;
+}
+
+static void nkeys_0(struct conf *c)
+{
+	c->protect[0].nkeys = 0;
+}
+
 /* Gives the base n keys: k32, k19, k64 and then 32-byte keys x3, x4, ... */
 static void many_keys(struct conf *c, size_t n)
 {
@@ -134,27 +257,122 @@ static void nkeys_16(struct conf *c)
 	for (int i = 0; i < CONF_MAX_ENTRY_KEYS; i++)
 		c->protect[0].keys[i] = 3 + i;
 }
-static void key_index_neg(struct conf *c) { c->protect[0].keys[0] = -1; }
-static void key_index_big(struct conf *c) { c->knock[0].key = 3; }
-static void native_k19(struct conf *c) { c->protect[0].keys[0] = K19; }
-static void native_k64_knock(struct conf *c) { c->knock[0].key = K64; }
-static void knock_k19(struct conf *c) { c->protect[0].mode = KG_MODE_KNOCK; c->protect[0].keys[0] = K19; c->protect[0].replay_ttl = 3600; }
-static void knock_window(struct conf *c) { c->protect[0].mode = KG_MODE_KNOCK; c->protect[0].has_window = true; c->protect[0].line_window = 25; }
-static void knock_window_client(struct conf *c) { c->knock[0].mode = KG_MODE_KNOCK; c->knock[0].has_window = true; }
-static void native_window_set(struct conf *c) { c->protect[0].has_window = true; }
-static void window_big(struct conf *c) { c->protect[0].window = 86401; }
-static void window_max(struct conf *c) { c->protect[0].window = 86400; c->protect[0].replay_ttl = 259200; }
-static void ttl_89(struct conf *c) { c->protect[0].replay_ttl = 89; c->protect[0].line_replay_ttl = 26; }
-static void ttl_window0(struct conf *c) { c->protect[0].window = 0; c->protect[0].replay_ttl = 1; }
-static void ttl_0(struct conf *c) { c->protect[0].window = 0; c->protect[0].replay_ttl = 0; }
-static void ttl_big(struct conf *c) { c->protect[0].replay_ttl = 604801; }
-static void ttl_knock_short(struct conf *c) { c->protect[0].mode = KG_MODE_KNOCK; c->protect[0].replay_ttl = 1; }
-static void integ_2049(struct conf *c) { c->protect[0].integrity_len = 2049; }
-static void integ_2048(struct conf *c) { c->protect[0].integrity_len = 2048; }
-static void integ_hold(struct conf *c) { c->protect[0].integrity_len = 2048; c->hold_flow_bytes = 1024; }
-static void integ_knock_2049(struct conf *c) { c->knock[0].integrity_len = 2049; }
-static void dup_port(struct conf *c) { add_protect(c, 22); }
-static void other_port(struct conf *c) { add_protect(c, 23); }
+static void key_index_neg(struct conf *c)
+{
+	c->protect[0].keys[0] = -1;
+}
+
+static void key_index_big(struct conf *c)
+{
+	c->knock[0].key = 3;
+}
+
+static void native_k19(struct conf *c)
+{
+	c->protect[0].keys[0] = K19;
+}
+
+static void native_k64_knock(struct conf *c)
+{
+	c->knock[0].key = K64;
+}
+
+static void knock_k19(struct conf *c)
+{
+	c->protect[0].mode = KG_MODE_KNOCK;
+	c->protect[0].keys[0] = K19;
+	c->protect[0].replay_ttl = 3600;
+}
+
+static void knock_window(struct conf *c)
+{
+	c->protect[0].mode = KG_MODE_KNOCK;
+	c->protect[0].has_window = true;
+	c->protect[0].line_window = 25;
+}
+
+static void knock_window_client(struct conf *c)
+{
+	c->knock[0].mode = KG_MODE_KNOCK;
+	c->knock[0].has_window = true;
+}
+
+static void native_window_set(struct conf *c)
+{
+	c->protect[0].has_window = true;
+}
+
+static void window_big(struct conf *c)
+{
+	c->protect[0].window = 86401;
+}
+
+static void window_max(struct conf *c)
+{
+	c->protect[0].window = 86400;
+	c->protect[0].replay_ttl = 259200;
+}
+
+static void ttl_89(struct conf *c)
+{
+	c->protect[0].replay_ttl = 89;
+	c->protect[0].line_replay_ttl = 26;
+}
+
+static void ttl_window0(struct conf *c)
+{
+	c->protect[0].window = 0;
+	c->protect[0].replay_ttl = 1;
+}
+
+static void ttl_0(struct conf *c)
+{
+	c->protect[0].window = 0;
+	c->protect[0].replay_ttl = 0;
+}
+
+static void ttl_big(struct conf *c)
+{
+	c->protect[0].replay_ttl = 604801;
+}
+
+static void ttl_knock_short(struct conf *c)
+{
+	c->protect[0].mode = KG_MODE_KNOCK;
+	c->protect[0].replay_ttl = 1;
+}
+
+static void integ_2049(struct conf *c)
+{
+	c->protect[0].integrity_len = 2049;
+}
+
+static void integ_2048(struct conf *c)
+{
+	c->protect[0].integrity_len = 2048;
+}
+
+static void integ_hold(struct conf *c)
+{
+	c->protect[0].integrity_len = 2048;
+	c->hold_flow_bytes = 1024;
+}
+
+static void integ_knock_2049(struct conf *c)
+{
+	c->knock[0].integrity_len = 2049;
+}
+
+static void dup_port(struct conf *c)
+{
+	add_protect(c, 22);
+}
+
+static void other_port(struct conf *c)
+{
+	add_protect(c, 23);
+}
+
 static void dup_port_disjoint(struct conf *c)
 {
 	struct conf_protect *p = add_protect(c, 22);
@@ -191,14 +409,49 @@ static void dup_port_one_all(struct conf *c)
 	p->naddrs = 1;
 	prefix_parse("2001:db8::1", &p->addrs[0]);
 }
-static void naddrs_17(struct conf *c) { c->protect[0].naddrs = 17; }
-static void dup_knock(struct conf *c) { add_knock(c, "192.0.2.10", 22); }
-static void dup_knock_masked(struct conf *c) { prefix_parse("192.0.2.0/24", &c->knock[0].dst); add_knock(c, "192.0.2.99/24", 22); }
-static void knock_host_in_prefix(struct conf *c) { add_knock(c, "192.0.2.0/24", 22); }
-static void knock_other_port(struct conf *c) { add_knock(c, "192.0.2.10", 23); }
-static void knock_v6(struct conf *c) { add_knock(c, "::ffff:192.0.2.10", 22); }
-static void key_twice(struct conf *c) { c->protect[0].nkeys = 2; c->protect[0].keys[1] = K32; }
-static void two_errors(struct conf *c) { c->protect[0].port = 0; c->knock[0].port = 0; }
+static void naddrs_17(struct conf *c)
+{
+	c->protect[0].naddrs = 17;
+}
+
+static void dup_knock(struct conf *c)
+{
+	add_knock(c, "192.0.2.10", 22);
+}
+
+static void dup_knock_masked(struct conf *c)
+{
+	prefix_parse("192.0.2.0/24", &c->knock[0].dst);
+	add_knock(c, "192.0.2.99/24", 22);
+}
+
+static void knock_host_in_prefix(struct conf *c)
+{
+	add_knock(c, "192.0.2.0/24", 22);
+}
+
+static void knock_other_port(struct conf *c)
+{
+	add_knock(c, "192.0.2.10", 23);
+}
+
+static void knock_v6(struct conf *c)
+{
+	add_knock(c, "::ffff:192.0.2.10", 22);
+}
+
+static void key_twice(struct conf *c)
+{
+	c->protect[0].nkeys = 2;
+	c->protect[0].keys[1] = K32;
+}
+
+static void two_errors(struct conf *c)
+{
+	c->protect[0].port = 0;
+	c->knock[0].port = 0;
+}
+
 /* Full tables of valid entries, and a count one past them. */
 static void nprotect_big(struct conf *c)
 {
@@ -212,7 +465,10 @@ static void nknock_big(struct conf *c)
 		add_knock(c, "192.0.2.10", (uint16_t)(1000 + i));
 	c->nknock = CONF_MAX_KNOCK + 1;
 }
-static void nkeys_big(struct conf *c) { many_keys(c, CONF_MAX_KEYS + 1); }
+static void nkeys_big(struct conf *c)
+{
+	many_keys(c, CONF_MAX_KEYS + 1);
+}
 
 static const struct validate_row {
 	int id;
@@ -486,7 +742,8 @@ static void test_key_decode(void)
 		char err[128] = "";
 		int rc = key_decode_base64(r->text, strlen(r->text), out, &len, err, sizeof(err));
 
-		CHECK_EQ_U((unsigned)rc, (unsigned)r->want_rc, "base64 row %d: rc (%s)", r->id, err);
+		CHECK_EQ_U((unsigned)rc, (unsigned)r->want_rc, "base64 row %d: rc (%s)", r->id,
+			   err);
 		if (r->want_rc == 0) {
 			CHECK_EQ_U(len, r->want_len, "base64 row %d: length", r->id);
 		} else {

@@ -1,0 +1,119 @@
+#!/bin/sh
+# Server role: valid knocks (both modes, IPv4 and IPv6, with and without a
+# timestamp) reach an unmodified sshd; a wrong ISN, TSval or key, and a
+# replay from another source, get exactly the RST a closed port gives.
+. "$(dirname "$0")/lib.sh"
+
+make_topology
+in_c ip addr add 192.0.2.3/24 dev vc
+in_c ip addr add 2001:db8::3/64 dev vc nodad
+quiet_client_rsts
+start_sshd
+# A second listener for the knock-mode port.
+in_s /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o Port=2222 -o PidFile="$TMP/sshd2.pid" \
+	>"$TMP/sshd2.log" 2>&1 &
+PIDS="$PIDS $!"
+wait_for 10 in_s sh -c "ss -ltn | grep -q ':2222 '"
+
+K1=$(key_file k1)
+K2=$(key_file k2)
+KWRONG=$(key_file wrong)
+cat >"$TMP/knockgw.conf" <<EOC
+keys = (
+	{ name = "alice"; file = "$K1"; },
+	{ name = "bob"; file = "$K2"; },
+	{ name = "legacy"; secret = "Magic secret string"; }
+);
+protect = (
+	{ port = 22; mode = "native"; keys = [ "alice", "bob" ]; },
+	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; }
+);
+EOC
+start_knockgw "$NS_S" "$TMP/knockgw.conf"
+
+isn() { # MODE KEYARG DST PORT TSVAL
+	if [ "$1" = knock ]; then
+		"$KC" isn --mode knock --secret "$2" --dst "$3" --port "$4" --tsval "$5"
+	else
+		"$KC" isn --mode native --key-file "$2" --dst "$3" --port "$4" --tsval "$5"
+	fi
+}
+SPORT=40100
+probe() { # OUTFILE SRC DST DPORT SEQ [prober args...]
+	p_out=$1 p_src=$2 p_dst=$3 p_dport=$4 p_seq=$5
+	shift 5
+	SPORT=$((SPORT + 1))
+	in_c $PROBER probe --iface vc --src "$p_src" --dst "$p_dst" --sport $SPORT \
+		--dport "$p_dport" --seq "0x$p_seq" "$@" >"$TMP/$p_out.json"
+}
+flags_of() { json "$TMP/$1.json" "(j['answer'] or {}).get('flagstr')"; }
+# like_closed NAME SRC DST DPORT SEQ [args]: the answer to this segment is the
+# one port 23 (closed) gives to the same segment, field for field.
+like_closed() {
+	l_name=$1 l_src=$2 l_dst=$3 l_dport=$4 l_seq=$5
+	shift 5
+	probe "$l_name" "$l_src" "$l_dst" "$l_dport" "$l_seq" "$@"
+	probe "$l_name-closed" "$l_src" "$l_dst" 23 "$l_seq" "$@"
+	python3 "$TOP/tests/netns/rstcmp.py" "$TMP/$l_name.json" "$TMP/$l_name-closed.json"
+}
+
+for fam in 4 6; do
+	if [ $fam = 4 ]; then src=$C4 dst=$S4 other=192.0.2.3; else src=$C6 dst=$S6 other=2001:db8::3; fi
+	for ts in 1234567 none; do
+		if [ $ts = none ]; then tsarg="--no-ts" tsv=0; else tsarg="--tsval $ts" tsv=$ts; fi
+		tag="IPv$fam ts=$ts"
+
+		probe ok1 $src $dst 22 "$(isn native "$K1" $dst 22 $tsv)" $tsarg
+		check "$tag: native knock with key alice gets SYN-ACK" [ "$(flags_of ok1)" = SA ]
+		probe ok2 $src $dst 22 "$(isn native "$K2" $dst 22 $tsv)" $tsarg
+		check "$tag: native knock with second key bob gets SYN-ACK" [ "$(flags_of ok2)" = SA ]
+		probe ok3 $src $dst 2222 "$(isn knock "Magic secret string" $dst 2222 $tsv)" $tsarg
+		check "$tag: knock-mode knock gets SYN-ACK" [ "$(flags_of ok3)" = SA ]
+
+		probe closed $src $dst 23 11111111 $tsarg
+		check "$tag: closed port answers RST+ACK" [ "$(flags_of closed)" = RA ]
+		check "$tag: wrong ISN gets the closed-port RST, field for field" \
+			like_closed bad $src $dst 22 11111111 $tsarg
+		check "$tag: wrong ISN on the knock-mode port likewise" \
+			like_closed badk $src $dst 2222 11111111 $tsarg
+		check "$tag: knock with an unknown key gets the closed-port RST" \
+			like_closed wkey $src $dst 22 "$(isn native "$KWRONG" $dst 22 $tsv)" $tsarg
+		if [ $ts != none ]; then
+			check "$tag: right ISN with another TSval gets the closed-port RST" \
+				like_closed wts $src $dst 22 "$(isn native "$K1" $dst 22 $tsv)" \
+				--tsval $((tsv + 1))
+		fi
+		# TOS / traffic class is reflected without its ECN bits.
+		check "$tag: TOS 0x2a probe: same RST as the closed port" \
+			like_closed badtos $src $dst 22 11111111 $tsarg --tos 0x2a
+	done
+
+	# Replay: a knock seen from $src, replayed from another address.
+	v=$(isn native "$K1" $dst 22 777)
+	probe r1 $src $dst 22 "$v" --tsval 777
+	check "IPv$fam: first use of a knock gets SYN-ACK" [ "$(flags_of r1)" = SA ]
+	check "IPv$fam: the same knock from another address gets the closed-port RST" \
+		like_closed r2 $other $dst 22 "$v" --tsval 777
+	probe r3 $src $dst 22 "$v" --tsval 777
+	check "IPv$fam: the same knock again from the first address is accepted" [ "$(flags_of r3)" = SA ]
+done
+
+# A closed port says nothing to a segment with a bad checksum; nor do we.
+probe badsum $C4 $S4 22 11111111 --bad-csum
+check "a SYN with a bad TCP checksum gets no answer" [ "$(flags_of badsum)" = None ]
+
+# An unmodified ssh client without a knock: "Connection refused".
+in_c ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+	-o ConnectTimeout=5 -i "$TMP/userkey" root@$S4 true >"$TMP/ssh.out" 2>&1 || true
+check "plain ssh gets Connection refused" grep -q "Connection refused" "$TMP/ssh.out"
+
+check "the log names the key that matched" grep -q 'accepted with key "bob"' "$TMP/knockgw-$NS_S.log"
+check "no secret in the log" sh -c "! grep -q -e 'Magic secret' -e \"\$(cat $K1)\" '$TMP/knockgw-$NS_S.log'"
+check "replays counted" [ "$(counter replay_refused)" = 2 ]
+check "refused SYNs counted" [ "$(counter syn_refused)" -ge 10 ]
+check "table inet knockgw is installed" sh -c "ip netns exec $NS_S nft list table inet knockgw >/dev/null 2>&1"
+
+kill "$KGW_PID"
+wait_for 5 sh -c "! kill -0 $KGW_PID"
+check "SIGTERM: the daemon deletes its table" sh -c "! ip netns exec $NS_S nft list table inet knockgw >/dev/null 2>&1"
+finish
