@@ -53,6 +53,8 @@ struct nfqueue {
 	struct iovec *iovs;
 	struct pending *pend;		/* at most batch + held verdicts per flush */
 	size_t npend, pendcap;
+	uint32_t last_id;		/* of the latest verdict added */
+	bool unordered;			/* verdicts added out of id order since the flush */
 	size_t held;
 	uint8_t *txbuf;
 	struct nfqueue_stats st;
@@ -192,29 +194,36 @@ void nfqueue_close(struct nfqueue *q)
 	free(q);
 }
 
-static struct pending *pend_add(struct nfqueue *q)
+static struct pending *pend_add(struct nfqueue *q, uint32_t id)
 {
 	if (q->npend == q->pendcap)
 		nfqueue_flush(q);
+	/*
+	 * Released held packets come in sequence order, not id order; a batch
+	 * verdict would then answer them in id order, or skip some.
+	 */
+	if (q->npend > 0 && (int32_t)(id - q->last_id) <= 0)
+		q->unordered = true;
+	q->last_id = id;
 	return &q->pend[q->npend++];
 }
 
 void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v)
 {
-	*pend_add(q) = (struct pending){ .id = id, .verdict = (uint8_t)v };
+	*pend_add(q, id) = (struct pending){ .id = id, .verdict = (uint8_t)v };
 }
 
 void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, uint32_t mark)
 {
-	*pend_add(q) = (struct pending){ .id = id, .verdict = (uint8_t)v, .mark = mark,
-					 .has_mark = true };
+	*pend_add(q, id) = (struct pending){ .id = id, .verdict = (uint8_t)v, .mark = mark,
+					     .has_mark = true };
 }
 
-void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, const uint8_t *pkt,
-		     size_t len)
+void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
+			 const uint8_t *pkt, size_t len)
 {
-	*pend_add(q) = (struct pending){ .id = id, .verdict = (uint8_t)v, .pkt = pkt,
-					 .pktlen = len };
+	*pend_add(q, id) = (struct pending){ .id = id, .verdict = (uint8_t)v, .pkt = pkt,
+					     .pktlen = len };
 }
 
 void nfqueue_set_held(struct nfqueue *q, size_t held)
@@ -249,10 +258,11 @@ int nfqueue_flush(struct nfqueue *q)
 		bool batch = false;
 
 		/*
-		 * A batch verdict covers every queued id up to p->id, so it is
-		 * only right when nothing older is held back.
+		 * A batch verdict covers every queued id up to p->id, in id
+		 * order, so it is only right when nothing older is held back
+		 * and the verdicts were given in id order.
 		 */
-		if (q->held == 0 && !p->pkt) {
+		if (q->held == 0 && !q->unordered && !p->pkt) {
 			while (i + 1 < q->npend && same_run(p, &q->pend[i + 1])) {
 				q->st.verdicts++;
 				p = &q->pend[++i];
@@ -279,6 +289,7 @@ int nfqueue_flush(struct nfqueue *q)
 	if (tx_send(q, off) < 0)
 		ret = -EIO;
 	q->npend = 0;
+	q->unordered = false;
 	return ret;
 }
 

@@ -9,9 +9,11 @@
  *   - nfqueue_recv() reads up to a batch of packets with one recvmmsg() and calls
  *     the handler for each, in queue order; the handler must answer every
  *     packet exactly once, now (nfqueue_verdict*) or later (a held packet).
- *   - Verdicts are buffered and go out with nfqueue_flush(): equal runs become
- *     one NFQNL_MSG_VERDICT_BATCH while nothing is held, single verdicts
- *     otherwise (a batch verdict would release held packets with lower ids).
+ *   - Verdicts are buffered and go out with nfqueue_flush(), in the order they
+ *     were given: equal runs become one NFQNL_MSG_VERDICT_BATCH while nothing
+ *     is held and the verdicts came in id order, single verdicts otherwise (a
+ *     batch verdict would release held packets with lower ids, and answers
+ *     in id order).
  *   - ENOBUFS (the kernel dropped messages for us) is counted and survived.
  */
 #ifndef KNOCKGW_NFQ_H
