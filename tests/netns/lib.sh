@@ -143,10 +143,11 @@ start_knockgw() {
 	ns=$1
 	conf=$2
 	log=$TMP/knockgw-$ns.log
+	readies=$(grep -c '^ready:' "$log" 2>/dev/null || true)
 	ip netns exec "$ns" "$KNOCKGW" -f -v -c "$conf" >>"$log" 2>&1 &
 	KGW_PID=$!
 	PIDS="$PIDS $KGW_PID"
-	if ! wait_for 10 grep -q '^ready:' "$log"; then
+	if ! wait_for 10 sh -c "[ \$(grep -c '^ready:' '$log') -gt ${readies:-0} ]"; then
 		echo "knockgw did not become ready:" >&2
 		cat "$log" >&2
 		return 1
@@ -161,6 +162,12 @@ counter() {
 	wait_for 5 sh -c "[ \$(grep -c '^counters:' '$log') -gt $before ]"
 	sleep 0.1
 	grep "^counter $1=" "$log" | tail -1 | cut -d= -f2
+}
+
+# qcounter NAME: a queue counter (queued, verdicts, enobufs, ...) likewise.
+qcounter() {
+	counter none >/dev/null
+	grep '^counters:' "$TMP/knockgw-$NS_S.log" | tail -1 | tr ' ' '\n' | grep "^$1=" | cut -d= -f2
 }
 
 # key_file NAME: a fresh native key file, mode 0600.

@@ -317,10 +317,34 @@ def cmd_burst(a):
     print(json.dumps({"sent": sent}))
 
 
+def cmd_flood(a):
+    """Invalid SYNs from many source ports, as fast as one socket sends."""
+    fam = ipaddress.ip_address(a.dst).version
+    w = Wire(a.iface, fam)
+    rng = random.Random(a.seed)
+    pkts = []
+    for i in range(min(a.count, 4096)):
+        seg = tcp_segment(a.src, a.dst, 1024 + rng.randrange(60000), a.dport, rng.randrange(2**32),
+                          0, FLAGS["S"], syn_options(rng.randrange(2**32)))
+        pkts.append(ip_packet(a.src, a.dst, seg))
+    sent = 0
+    deadline = time.monotonic() + a.seconds
+    send = w.tx.sendto
+    addr = (a.dst, 0)
+    while sent < a.count and time.monotonic() < deadline:
+        for p in pkts:
+            try:
+                send(p, addr)
+            except OSError:
+                pass
+        sent += len(pkts)
+    print(json.dumps({"sent": sent}))
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("probe", "connect", "burst"):
+    for name in ("probe", "connect", "burst", "flood"):
         s = sub.add_parser(name)
         s.add_argument("--iface", required=True)
         s.add_argument("--src", required=True)
@@ -346,8 +370,12 @@ def main():
     s = sub.choices["burst"]
     s.add_argument("--count", type=int, default=100)
     s.add_argument("--seed", type=int, default=1)
+    s = sub.choices["flood"]
+    s.add_argument("--count", type=int, default=100000)
+    s.add_argument("--seconds", type=float, default=10)
+    s.add_argument("--seed", type=int, default=2)
     a = p.parse_args()
-    {"probe": cmd_probe, "connect": cmd_connect, "burst": cmd_burst}[a.cmd](a)
+    {"probe": cmd_probe, "connect": cmd_connect, "burst": cmd_burst, "flood": cmd_flood}[a.cmd](a)
 
 
 if __name__ == "__main__":

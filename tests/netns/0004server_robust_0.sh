@@ -1,0 +1,71 @@
+#!/bin/sh
+# Server role under bad input: a burst of malformed segments (truncated
+# headers, bad options, bogus lengths) is dropped and counted and the daemon
+# keeps answering; after a flood that overflows its queue and socket while
+# it is stopped, it still lets the next valid knock through.
+. "$(dirname "$0")/lib.sh"
+
+make_topology
+quiet_client_rsts
+start_sshd
+K=$(key_file k)
+cat >"$TMP/knockgw.conf" <<EOC
+queue = { num = 3; maxlen = 256; };
+keys = ( { name = "k"; file = "$K"; } );
+protect = ( { port = 22; mode = "native"; keys = [ "k" ]; } );
+EOC
+start_knockgw "$NS_S" "$TMP/knockgw.conf"
+
+SPORT=42000
+knock() { # prints the answer's flags to a valid knock
+	SPORT=$((SPORT + 1))
+	v=$("$KC" isn --mode native --key-file "$K" --dst $S4 --port 22 --tsval $SPORT)
+	in_c $PROBER probe --iface vc --src $C4 --dst $S4 --sport $SPORT --dport 22 --seq "0x$v" \
+		--tsval $SPORT >"$TMP/knock.json"
+	json "$TMP/knock.json" "(j['answer'] or {}).get('flagstr')"
+}
+
+for fam in 4 6; do
+	if [ $fam = 4 ]; then src=$C4 dst=$S4; else src=$C6 dst=$S6; fi
+	in_c $PROBER burst --iface vc --src $src --dst $dst --dport 22 --count 300 >"$TMP/burst.json"
+	check "IPv$fam: 300 malformed segments sent" [ "$(json "$TMP/burst.json" "j['sent']")" = 300 ]
+done
+check "the daemon survived the malformed burst" kill -0 "$KGW_PID"
+check "bad TCP options were counted" [ "$(counter drop_bad_option)" -gt 0 ]
+check "bad data offsets were counted" [ "$(counter drop_bad_doff)" -gt 0 ]
+check "a valid knock still gets SYN-ACK" [ "$(knock)" = SA ]
+
+# Freeze the daemon, flood its queue far past maxlen and its socket buffer,
+# thaw it: it must recover (ENOBUFS counted, no wedge) and answer at once.
+kill -STOP "$KGW_PID"
+in_c $PROBER flood --iface vc --src $C4 --dst $S4 --dport 22 --count 60000 --seconds 20 \
+	>"$TMP/flood.json"
+kill -CONT "$KGW_PID"
+dropped=$(in_s awk '$1 == 3 { print $6 + $7 }' /proc/net/netfilter/nfnetlink_queue)
+check "the flood overflowed the queue (kernel dropped $dropped)" [ "${dropped:-0}" -gt 0 ]
+ok_after=0
+for _ in 1 2 3; do
+	[ "$(knock)" = SA ] && { ok_after=1; break; }
+done
+check "right after the flood a valid knock gets SYN-ACK" [ $ok_after = 1 ]
+check "the daemon is still running" kill -0 "$KGW_PID"
+check "the flood's SYNs were refused and counted" [ "$(counter syn_refused)" -gt 100 ]
+
+# Again with a queue longer than the socket buffer holds: now the netlink
+# socket itself overflows (ENOBUFS), the trap FINDINGS.md describes.
+kill "$KGW_PID"
+wait_for 5 sh -c "! kill -0 $KGW_PID"
+sed -i 's/maxlen = 256;/maxlen = 200000;/' "$TMP/knockgw.conf"
+start_knockgw "$NS_S" "$TMP/knockgw.conf"
+kill -STOP "$KGW_PID"
+in_c $PROBER flood --iface vc --src $C4 --dst $S4 --dport 22 --count 60000 --seconds 20 \
+	>"$TMP/flood2.json"
+kill -CONT "$KGW_PID"
+ok_after=0
+for _ in 1 2 3; do
+	[ "$(knock)" = SA ] && { ok_after=1; break; }
+done
+check "after a socket overflow a valid knock gets SYN-ACK" [ $ok_after = 1 ]
+check "the overflow was seen and counted (ENOBUFS)" [ "$(qcounter enobufs)" -gt 0 ]
+check "the daemon is still running" kill -0 "$KGW_PID"
+finish
