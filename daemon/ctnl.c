@@ -1,0 +1,225 @@
+/*
+ * ctnl.c - see ctnl.h.  Messages built with libmnl; attribute layout as in
+ * net/netfilter/nf_conntrack_netlink.c (ctnetlink_create_conntrack,
+ * ctnetlink_change_seq_adj, ctnetlink_parse_tuple).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_conntrack_tcp.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_conntrack.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <libmnl/libmnl.h>
+
+#include "ctnl.h"
+
+enum {
+	CT_BUF_BYTES = 8192,
+	TCP_CONNTRACK_SYN_SENT_STATE = 1,	/* enum tcp_conntrack: SYN_SENT */
+};
+
+struct ctnl {
+	struct mnl_socket *nl;
+	unsigned portid;
+	uint32_t seq;
+};
+
+struct ctnl *ctnl_open(void)
+{
+	struct ctnl *c = calloc(1, sizeof(*c));
+	struct timeval tv = { .tv_sec = 1 };
+
+	if (!c)
+		return NULL;
+	c->nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!c->nl || mnl_socket_bind(c->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		int saved = errno;
+
+		ctnl_close(c);
+		errno = saved;
+		return NULL;
+	}
+	/* The kernel answers within the send; a lost answer must not hang us. */
+	setsockopt(mnl_socket_get_fd(c->nl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	c->portid = mnl_socket_get_portid(c->nl);
+	c->seq = (uint32_t)time(NULL);
+	return c;
+}
+
+void ctnl_close(struct ctnl *c)
+{
+	if (!c)
+		return;
+	if (c->nl)
+		mnl_socket_close(c->nl);
+	free(c);
+}
+
+static struct nlmsghdr *put_header(struct ctnl *c, char *buf, int type, uint16_t flags,
+				   int family)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nfgenmsg *nfg;
+
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	nlh->nlmsg_seq = ++c->seq;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = (uint8_t)family;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = 0;
+	return nlh;
+}
+
+static void put_tuple(struct nlmsghdr *nlh, int type, int family, const uint8_t *src,
+		      const uint8_t *dst, uint16_t sport, uint16_t dport)
+{
+	struct nlattr *tuple = mnl_attr_nest_start(nlh, (uint16_t)type);
+	struct nlattr *ip = mnl_attr_nest_start(nlh, CTA_TUPLE_IP);
+
+	if (family == AF_INET) {
+		mnl_attr_put(nlh, CTA_IP_V4_SRC, 4, src);
+		mnl_attr_put(nlh, CTA_IP_V4_DST, 4, dst);
+	} else {
+		mnl_attr_put(nlh, CTA_IP_V6_SRC, 16, src);
+		mnl_attr_put(nlh, CTA_IP_V6_DST, 16, dst);
+	}
+	mnl_attr_nest_end(nlh, ip);
+	struct nlattr *proto = mnl_attr_nest_start(nlh, CTA_TUPLE_PROTO);
+	mnl_attr_put_u8(nlh, CTA_PROTO_NUM, IPPROTO_TCP);
+	mnl_attr_put_u16(nlh, CTA_PROTO_SRC_PORT, htons(sport));
+	mnl_attr_put_u16(nlh, CTA_PROTO_DST_PORT, htons(dport));
+	mnl_attr_nest_end(nlh, proto);
+	mnl_attr_nest_end(nlh, tuple);
+}
+
+static void put_orig(struct nlmsghdr *nlh, const struct ct_flow *f)
+{
+	put_tuple(nlh, CTA_TUPLE_ORIG, f->family, f->src, f->dst, f->sport, f->dport);
+}
+
+static int talk(struct ctnl *c, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	char buf[CT_BUF_BYTES];
+	int n;
+
+	if (mnl_socket_sendto(c->nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	for (;;) {
+		n = (int)mnl_socket_recvfrom(c->nl, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+		n = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, c->portid, cb, data);
+		if (n < 0)
+			return -errno;
+		if (n == MNL_CB_STOP)
+			return 0;
+	}
+}
+
+int ctnl_create(struct ctnl *c, const struct ct_flow *f, uint32_t kernel_isn, uint32_t delta,
+		uint32_t timeout, uint32_t mark, bool be_liberal)
+{
+	char buf[CT_BUF_BYTES];
+	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_NEW, NLM_F_CREATE | NLM_F_EXCL,
+					  f->family);
+
+	put_orig(nlh, f);
+	put_tuple(nlh, CTA_TUPLE_REPLY, f->family, f->dst, f->src, f->dport, f->sport);
+	/* Mandatory for a new entry (EINVAL without it). */
+	mnl_attr_put_u32(nlh, CTA_TIMEOUT, htonl(timeout));
+	if (mark)
+		mnl_attr_put_u32(nlh, CTA_MARK, htonl(mark));
+
+	struct nlattr *adj = mnl_attr_nest_start(nlh, CTA_SEQ_ADJ_ORIG);
+	mnl_attr_put_u32(nlh, CTA_SEQADJ_CORRECTION_POS, htonl(kernel_isn));
+	mnl_attr_put_u32(nlh, CTA_SEQADJ_OFFSET_BEFORE, htonl(delta));
+	mnl_attr_put_u32(nlh, CTA_SEQADJ_OFFSET_AFTER, htonl(delta));
+	mnl_attr_nest_end(nlh, adj);
+
+	struct nlattr *pi = mnl_attr_nest_start(nlh, CTA_PROTOINFO);
+	struct nlattr *tcp = mnl_attr_nest_start(nlh, CTA_PROTOINFO_TCP);
+	mnl_attr_put_u8(nlh, CTA_PROTOINFO_TCP_STATE, TCP_CONNTRACK_SYN_SENT_STATE);
+	if (be_liberal) {
+		/* Window tracking would mark user-translated packets invalid. */
+		struct nf_ct_tcp_flags fl = { .flags = IP_CT_TCP_FLAG_BE_LIBERAL,
+					      .mask = IP_CT_TCP_FLAG_BE_LIBERAL };
+
+		mnl_attr_put(nlh, CTA_PROTOINFO_TCP_FLAGS_ORIGINAL, sizeof(fl), &fl);
+		mnl_attr_put(nlh, CTA_PROTOINFO_TCP_FLAGS_REPLY, sizeof(fl), &fl);
+	}
+	mnl_attr_nest_end(nlh, tcp);
+	mnl_attr_nest_end(nlh, pi);
+	return talk(c, nlh, NULL, NULL);
+}
+
+struct seqadj_out {
+	bool found;
+	uint32_t pos, delta;
+};
+
+static int seqadj_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(attr);
+
+	if (mnl_attr_type_valid(attr, CTA_MAX) < 0)
+		return MNL_CB_OK;
+	tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+static int seqadj_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct seqadj_out *out = data;
+	const struct nlattr *tb[CTA_MAX + 1] = { 0 };
+	const struct nlattr *adj[CTA_SEQADJ_MAX + 1] = { 0 };
+
+	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), seqadj_attr_cb, tb);
+	if (!tb[CTA_SEQ_ADJ_ORIG])
+		return MNL_CB_OK;
+	mnl_attr_parse_nested(tb[CTA_SEQ_ADJ_ORIG], seqadj_attr_cb, adj);
+	if (adj[CTA_SEQADJ_CORRECTION_POS] && adj[CTA_SEQADJ_OFFSET_BEFORE] &&
+	    mnl_attr_validate(adj[CTA_SEQADJ_CORRECTION_POS], MNL_TYPE_U32) == 0 &&
+	    mnl_attr_validate(adj[CTA_SEQADJ_OFFSET_BEFORE], MNL_TYPE_U32) == 0) {
+		out->found = true;
+		out->pos = ntohl(mnl_attr_get_u32(adj[CTA_SEQADJ_CORRECTION_POS]));
+		out->delta = ntohl(mnl_attr_get_u32(adj[CTA_SEQADJ_OFFSET_BEFORE]));
+	}
+	return MNL_CB_OK;
+}
+
+int ctnl_get_seqadj(struct ctnl *c, const struct ct_flow *f, uint32_t *ret_pos,
+		    uint32_t *ret_delta)
+{
+	char buf[CT_BUF_BYTES];
+	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_GET, 0, f->family);
+	struct seqadj_out out = { 0 };
+	int r;
+
+	put_orig(nlh, f);
+	r = talk(c, nlh, seqadj_cb, &out);
+	if (r < 0)
+		return r;
+	if (!out.found)
+		return -ENODATA;
+	*ret_pos = out.pos;
+	*ret_delta = out.delta;
+	return 0;
+}
+
+int ctnl_delete(struct ctnl *c, const struct ct_flow *f)
+{
+	char buf[CT_BUF_BYTES];
+	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_DELETE, 0, f->family);
+
+	put_orig(nlh, f);
+	return talk(c, nlh, NULL, NULL);
+}

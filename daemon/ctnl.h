@@ -1,0 +1,48 @@
+/*
+ * ctnl.h - conntrack entries for client-role flows, over ctnetlink.
+ *
+ * The kernel translation path: before a knocked SYN passes conntrack, the
+ * daemon creates the flow's entry itself with a sequence adjustment
+ * (CTA_SEQ_ADJ_ORIG: correction position = the kernel's ISN, offset = knock
+ * ISN - kernel ISN) and then accepts the SYN unchanged.  nf_conntrack_seqadj
+ * then rewrites the SYN and every later packet of the flow, both ways (seq
+ * out, ack and SACK in), at line rate and even with the daemon gone.  The
+ * entry must exist before the SYN is confirmed: the kernel ignores seqadj
+ * changes to an entry it created itself.  The only module that speaks
+ * ctnetlink.
+ */
+#ifndef KNOCKGW_CTNL_H
+#define KNOCKGW_CTNL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ctnl;
+
+struct ct_flow {
+	int family;			/* AF_INET or AF_INET6 */
+	uint8_t src[16], dst[16];	/* original direction, network order */
+	uint16_t sport, dport;		/* host order */
+};
+
+struct ctnl *ctnl_open(void);
+void ctnl_close(struct ctnl *c);
+
+/*
+ * Creates the entry for flow with seq adjustment delta from kernel_isn on;
+ * mark and labels are set when non-zero.  0, -EEXIST when an entry for the
+ * tuple exists, or another -errno.
+ */
+int ctnl_create(struct ctnl *c, const struct ct_flow *f, uint32_t kernel_isn, uint32_t delta,
+		uint32_t timeout, uint32_t mark, bool be_liberal);
+
+/*
+ * Reads the existing entry's sequence adjustment: 0 with *ret_pos and
+ * *ret_delta, -ENODATA when it has none, -ENOENT when there is no entry.
+ */
+int ctnl_get_seqadj(struct ctnl *c, const struct ct_flow *f, uint32_t *ret_pos,
+		    uint32_t *ret_delta);
+
+int ctnl_delete(struct ctnl *c, const struct ct_flow *f);
+
+#endif
