@@ -48,6 +48,8 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
 .PHONY: all deps check unit test-tools fuzz fuzz-smoke analyze clean
+# Keep the objects of test binaries (they are intermediate for make).
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/knockgw $(BUILD)/knock-connect

@@ -124,8 +124,8 @@ static int talk(struct ctnl *c, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 	}
 }
 
-int ctnl_create(struct ctnl *c, const struct ct_flow *f, uint32_t kernel_isn, uint32_t delta,
-		uint32_t timeout, uint32_t mark, bool be_liberal)
+int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t kernel_isn,
+		uint32_t delta, uint32_t timeout, uint32_t mark, bool be_liberal)
 {
 	char buf[CT_BUF_BYTES];
 	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_NEW, NLM_F_CREATE | NLM_F_EXCL,
@@ -138,11 +138,14 @@ int ctnl_create(struct ctnl *c, const struct ct_flow *f, uint32_t kernel_isn, ui
 	if (mark)
 		mnl_attr_put_u32(nlh, CTA_MARK, htonl(mark));
 
-	struct nlattr *adj = mnl_attr_nest_start(nlh, CTA_SEQ_ADJ_ORIG);
-	mnl_attr_put_u32(nlh, CTA_SEQADJ_CORRECTION_POS, htonl(kernel_isn));
-	mnl_attr_put_u32(nlh, CTA_SEQADJ_OFFSET_BEFORE, htonl(delta));
-	mnl_attr_put_u32(nlh, CTA_SEQADJ_OFFSET_AFTER, htonl(delta));
-	mnl_attr_nest_end(nlh, adj);
+	if (seqadj) {
+		struct nlattr *adj = mnl_attr_nest_start(nlh, CTA_SEQ_ADJ_ORIG);
+
+		mnl_attr_put_u32(nlh, CTA_SEQADJ_CORRECTION_POS, htonl(kernel_isn));
+		mnl_attr_put_u32(nlh, CTA_SEQADJ_OFFSET_BEFORE, htonl(delta));
+		mnl_attr_put_u32(nlh, CTA_SEQADJ_OFFSET_AFTER, htonl(delta));
+		mnl_attr_nest_end(nlh, adj);
+	}
 
 	struct nlattr *pi = mnl_attr_nest_start(nlh, CTA_PROTOINFO);
 	struct nlattr *tcp = mnl_attr_nest_start(nlh, CTA_PROTOINFO_TCP);
@@ -161,8 +164,8 @@ int ctnl_create(struct ctnl *c, const struct ct_flow *f, uint32_t kernel_isn, ui
 }
 
 struct seqadj_out {
-	bool found;
-	uint32_t pos, delta;
+	bool found, has_mark;
+	uint32_t pos, delta, mark;
 };
 
 static int seqadj_attr_cb(const struct nlattr *attr, void *data)
@@ -183,6 +186,10 @@ static int seqadj_cb(const struct nlmsghdr *nlh, void *data)
 	const struct nlattr *adj[CTA_SEQADJ_MAX + 1] = { 0 };
 
 	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), seqadj_attr_cb, tb);
+	if (tb[CTA_MARK] && mnl_attr_validate(tb[CTA_MARK], MNL_TYPE_U32) == 0) {
+		out->has_mark = true;
+		out->mark = ntohl(mnl_attr_get_u32(tb[CTA_MARK]));
+	}
 	if (!tb[CTA_SEQ_ADJ_ORIG])
 		return MNL_CB_OK;
 	mnl_attr_parse_nested(tb[CTA_SEQ_ADJ_ORIG], seqadj_attr_cb, adj);
@@ -212,6 +219,21 @@ int ctnl_get_seqadj(struct ctnl *c, const struct ct_flow *f, uint32_t *ret_pos,
 		return -ENODATA;
 	*ret_pos = out.pos;
 	*ret_delta = out.delta;
+	return 0;
+}
+
+int ctnl_get_mark(struct ctnl *c, const struct ct_flow *f, uint32_t *ret_mark)
+{
+	char buf[CT_BUF_BYTES];
+	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_GET, 0, f->family);
+	struct seqadj_out out = { 0 };
+	int r;
+
+	put_orig(nlh, f);
+	r = talk(c, nlh, seqadj_cb, &out);
+	if (r < 0)
+		return r;
+	*ret_mark = out.has_mark ? out.mark : 0;
 	return 0;
 }
 

@@ -29,12 +29,17 @@ struct ctnl *ctnl_open(void);
 void ctnl_close(struct ctnl *c);
 
 /*
- * Creates the entry for flow with seq adjustment delta from kernel_isn on;
- * mark and labels are set when non-zero.  0, -EEXIST when an entry for the
- * tuple exists, or another -errno.
+ * Creates the entry for flow in state SYN_SENT.  With seqadj, the kernel
+ * shifts the flow by delta from kernel_isn on; without, the entry only
+ * carries mark (the user path keeps its delta there) and, with be_liberal,
+ * conntrack stops judging the flow's windows.  0, -EEXIST when an entry for
+ * the tuple exists, or another -errno.
  */
-int ctnl_create(struct ctnl *c, const struct ct_flow *f, uint32_t kernel_isn, uint32_t delta,
-		uint32_t timeout, uint32_t mark, bool be_liberal);
+int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t kernel_isn,
+		uint32_t delta, uint32_t timeout, uint32_t mark, bool be_liberal);
+
+/* Reads the existing entry's mark: 0, or -ENOENT when there is no entry. */
+int ctnl_get_mark(struct ctnl *c, const struct ct_flow *f, uint32_t *ret_mark);
 
 /*
  * Reads the existing entry's sequence adjustment: 0 with *ret_pos and

@@ -13,6 +13,7 @@
  * keeps it; without -f it logs to syslog.
  */
 #include <errno.h>
+#include <linux/netfilter.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,7 +29,10 @@
 #include <sodium.h>
 #include <systemd/sd-daemon.h>
 
+#include "client.h"
 #include "conf.h"
+#include "ctnl.h"
+#include "intent.h"
 #include "keys.h"
 #include "log.h"
 #include "nfq.h"
@@ -57,7 +61,9 @@ struct worker {
 	struct nfqueue *q;
 	struct sockkill *sk;
 	struct rawsock *rs;
+	struct ctnl *ct;
 	struct server srv;
+	struct client cli;
 	bool started;
 	int error;
 };
@@ -66,6 +72,7 @@ struct knockgw {
 	struct conf *conf;
 	enum nft_queue_kind queue_kind;
 	struct replay replay;
+	struct intent_table *intents;
 	unsigned nworkers;
 	struct worker workers[MAX_QUEUES];
 	bool table_installed;
@@ -140,9 +147,19 @@ static void free_conf(struct conf *c)
 	}
 }
 
+/*
+ * One queue carries both roles; the hook tells them apart: the server's
+ * rules queue at input, the client's at output (SYNs, and the user path's
+ * outgoing packets) and prerouting (the user path's incoming packets).
+ */
 static void on_packet(struct nfqueue *q, const struct nfqueue_packet *p, void *arg)
 {
-	server_packet(arg, q, p);
+	struct worker *w = arg;
+
+	if (p->hook == NF_INET_LOCAL_IN)
+		server_packet(&w->srv, q, p);
+	else
+		client_packet(&w->cli, q, p);
 }
 
 static void *worker_main(void *arg)
@@ -151,9 +168,9 @@ static void *worker_main(void *arg)
 	uint64_t last_tick = 0, last_gc = 0;
 
 	while (!stop_requested) {
-		w->srv.mono = clock_seconds(CLOCK_MONOTONIC);
-		w->srv.wall = clock_seconds(CLOCK_REALTIME);
-		int n = nfqueue_recv(w->q, on_packet, &w->srv);
+		w->srv.mono = w->cli.mono = clock_seconds(CLOCK_MONOTONIC);
+		w->srv.wall = w->cli.wall = clock_seconds(CLOCK_REALTIME);
+		int n = nfqueue_recv(w->q, on_packet, w);
 		if (n < 0) {
 			errno = -n;
 			log_warn("queue %u: receive failed", nfqueue_num(w->q));
@@ -164,6 +181,7 @@ static void *worker_main(void *arg)
 		if (w->srv.mono != last_tick) {
 			last_tick = w->srv.mono;
 			server_tick(&w->srv, w->q);
+			client_tick(&w->cli);
 			/* The shared replay table is collected by one thread only. */
 			if (w->index == 0 && w->srv.mono >= last_gc + 5) {
 				last_gc = w->srv.mono;
@@ -205,6 +223,14 @@ static void log_counters(struct knockgw *kg)
 	for (int k = 1; k < PKT_DROP_MAX; k++)
 		log_info("counter drop_%s=%llu", pkt_drop_name((enum pkt_drop)k),
 			 (unsigned long long)sum.pkt_drop[k]);
+	for (int k = 0; k < CC_MAX; k++) {
+		uint64_t v = 0;
+
+		for (unsigned i = 0; i < kg->nworkers; i++)
+			v += kg->workers[i].cli.cnt[k];
+		log_info("counter client_%s=%llu", client_counter_name((enum client_counter)k),
+			 (unsigned long long)v);
+	}
 }
 
 static void on_signal(int sig)
@@ -226,10 +252,13 @@ static void setup_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* Only what decisions need, unless the user path rewrites whole packets. */
 static uint32_t copy_range(const struct conf *c)
 {
 	uint32_t n = 0;
 
+	if (c->translate == TRANSLATE_USER && c->nknock > 0)
+		return 0xffff;
 	for (size_t i = 0; i < c->nprotect; i++)
 		if (c->protect[i].integrity_len > n)
 			n = c->protect[i].integrity_len;
@@ -241,8 +270,16 @@ static int start_workers(struct knockgw *kg)
 	const struct conf *c = kg->conf;
 	unsigned flags = c->fail_open ? NFQUEUE_F_FAIL_OPEN : 0;
 
+	/* The user path takes segmentation offloads whole (GSO) and fixes sums. */
+	if (c->translate == TRANSLATE_USER && c->nknock > 0)
+		flags |= NFQUEUE_F_GSO;
 	if (replay_init(&kg->replay, c->max_replay) < 0) {
 		log_warnx("cannot allocate the replay table");
+		return -ENOMEM;
+	}
+	kg->intents = intent_new(c->max_flows);
+	if (!kg->intents) {
+		log_warnx("cannot allocate the intent table");
 		return -ENOMEM;
 	}
 	kg->nworkers = c->queue_count > MAX_QUEUES ? MAX_QUEUES : c->queue_count;
@@ -266,6 +303,17 @@ static int start_workers(struct knockgw *kg)
 		}
 		if (server_init(&w->srv, c, &kg->replay, w->sk, w->rs, kg->nworkers) < 0) {
 			log_warnx("cannot allocate the pending-flow table");
+			return -ENOMEM;
+		}
+		if (c->nknock > 0) {
+			w->ct = ctnl_open();
+			if (!w->ct) {
+				log_warn("cannot open a ctnetlink socket for the client role");
+				return -errno;
+			}
+		}
+		if (client_init(&w->cli, c, w->ct, w->rs, kg->intents) < 0) {
+			log_warnx("cannot allocate the client SYN table");
 			return -ENOMEM;
 		}
 	}
@@ -302,7 +350,9 @@ static void free_workers(struct knockgw *kg)
 			nfqueue_close(w->q);
 		sockkill_close(w->sk);
 		rawsock_close(w->rs);
+		ctnl_close(w->ct);
 		server_free(&w->srv);
+		client_free(&w->cli);
 	}
 }
 
@@ -329,8 +379,8 @@ static int run(struct knockgw *kg)
 		}
 		kg->table_installed = true;
 	}
-	log_info("ready: %zu protected port(s), %u queue(s) from %u", kg->conf->nprotect,
-		 kg->nworkers, kg->conf->queue_num);
+	log_info("ready: %zu protected port(s), %zu knock destination(s), %u queue(s) from %u",
+		 kg->conf->nprotect, kg->conf->nknock, kg->nworkers, kg->conf->queue_num);
 	sd_notify(0, "READY=1");
 
 	while (!stop_requested) {
@@ -355,6 +405,7 @@ out:
 	log_counters(kg);
 	free_workers(kg);
 	replay_free(&kg->replay);
+	intent_free(kg->intents);
 	log_info("stopped");
 	return ret;
 }

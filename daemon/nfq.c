@@ -29,6 +29,7 @@ enum {
 	RCV_TIMEOUT_US = 10000,
 	MSG_OVERHEAD = 1024,		/* netlink + nfqueue attributes around the copy */
 	SEND_BUF_BYTES = 256 << 10,
+	SNDBUF_BYTES = 1 << 20,		/* > SEND_BUF_BYTES: netlink refuses bigger sends */
 	VERDICT_MSG_BYTES = 128,	/* one verdict without a packet */
 	CFG_BUF_BYTES = 8192,		/* one config message and its ACK */
 };
@@ -57,6 +58,8 @@ struct nfqueue {
 	bool unordered;			/* verdicts added out of id order since the flush */
 	size_t held;
 	uint8_t *txbuf;
+	uint8_t *arena;			/* copies of replacement packets until the flush */
+	size_t arena_size, arena_used;
 	struct nfqueue_stats st;
 };
 
@@ -121,6 +124,15 @@ static void set_sockopts(struct nfqueue *q)
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0 &&
 	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0)
 		log_warn("NFQUEUE %u: cannot size the receive buffer", q->num);
+	/*
+	 * One send carries a whole batch of verdicts, rewritten packets
+	 * included; netlink refuses a message larger than the send buffer
+	 * (EMSGSIZE), which would lose every verdict in it.
+	 */
+	size = SNDBUF_BYTES;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0)
+		log_warn("NFQUEUE %u: cannot size the send buffer", q->num);
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
 		log_warn("NFQUEUE %u: cannot set a receive timeout", q->num);
 }
@@ -142,7 +154,9 @@ struct nfqueue *nfqueue_open(uint16_t num, uint32_t copy_range, uint32_t maxlen,
 	q->iovs = calloc(q->batch, sizeof(*q->iovs));
 	q->pend = calloc(q->pendcap, sizeof(*q->pend));
 	q->txbuf = malloc(SEND_BUF_BYTES);
-	if (!q->rxbufs || !q->msgs || !q->iovs || !q->pend || !q->txbuf) {
+	q->arena_size = (size_t)q->batch * copy_range;
+	q->arena = malloc(q->arena_size);
+	if (!q->rxbufs || !q->msgs || !q->iovs || !q->pend || !q->txbuf || !q->arena) {
 		errno = ENOMEM;
 		goto fail;
 	}
@@ -191,6 +205,7 @@ void nfqueue_close(struct nfqueue *q)
 	free(q->iovs);
 	free(q->pend);
 	free(q->txbuf);
+	free(q->arena);
 	free(q);
 }
 
@@ -220,10 +235,28 @@ void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v
 }
 
 void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
-			 const uint8_t *pkt, size_t len)
+			 const uint8_t *pkt, size_t len, uint32_t mark)
 {
-	*pend_add(q, id) = (struct pending){ .id = id, .verdict = (uint8_t)v, .pkt = pkt,
-					     .pktlen = len };
+	uint8_t *copy;
+
+	if (len > q->arena_size || len > SEND_BUF_BYTES - VERDICT_MSG_BYTES) {
+		/* Larger than anything the queue copies to us: cannot be ours. */
+		q->st.send_errors++;
+		nfqueue_verdict(q, id, NFQUEUE_DROP);
+		return;
+	}
+	/*
+	 * The caller reuses its buffer at once: keep a copy until the flush.
+	 * Flush first if either the arena or the verdict list is full, so that
+	 * pend_add() below cannot flush (and recycle the arena) under us.
+	 */
+	if (q->arena_used + len > q->arena_size || q->npend == q->pendcap)
+		nfqueue_flush(q);
+	copy = q->arena + q->arena_used;
+	memcpy(copy, pkt, len);
+	q->arena_used += len;
+	*pend_add(q, id) = (struct pending){ .id = id, .verdict = (uint8_t)v, .pkt = copy,
+					     .pktlen = len, .mark = mark, .has_mark = true };
 }
 
 void nfqueue_set_held(struct nfqueue *q, size_t held)
@@ -239,13 +272,22 @@ static bool same_run(const struct pending *a, const struct pending *b)
 
 static int tx_send(struct nfqueue *q, size_t len)
 {
-	if (len == 0)
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)q->txbuf;
+	int left = (int)len, ret = 0;
+
+	if (len == 0 || mnl_socket_sendto(q->nl, q->txbuf, len) >= 0)
 		return 0;
-	if (mnl_socket_sendto(q->nl, q->txbuf, len) < 0) {
-		q->st.send_errors++;
-		return -errno;
+	/*
+	 * A lost verdict would leave its packet queued for good: retry the
+	 * messages one by one, so one refused message costs only itself.
+	 */
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0) {
+			q->st.send_errors++;
+			ret = -errno;
+		}
 	}
-	return 0;
+	return ret;
 }
 
 int nfqueue_flush(struct nfqueue *q)
@@ -289,6 +331,7 @@ int nfqueue_flush(struct nfqueue *q)
 	if (tx_send(q, off) < 0)
 		ret = -EIO;
 	q->npend = 0;
+	q->arena_used = 0;
 	q->unordered = false;
 	return ret;
 }

@@ -68,9 +68,12 @@ int nfqueue_recv(struct nfqueue *q, nfqueue_handler handler, void *arg);
 
 void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v);
 void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, uint32_t mark);
-/* Replaces the packet with pkt (the whole packet, from the IP header). */
-void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, const uint8_t *pkt,
-		     size_t len);
+/*
+ * Replaces the packet with pkt (the whole packet, from the IP header) and
+ * sets its mark.  pkt is copied: the caller may reuse its buffer at once.
+ */
+void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
+			 const uint8_t *pkt, size_t len, uint32_t mark);
 int nfqueue_flush(struct nfqueue *q);
 
 /* Held packets: the caller says how many of its verdicts are outstanding. */

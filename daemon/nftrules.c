@@ -17,10 +17,20 @@
  *           or, with on_fail "drop":  ct state new,invalid, not a SYN   drop
  *         tcp dport P ct mark & CT_INTEG ct direction original  queue  (integrity)
  *     }
+ *     chain output_raw {                          client role, before conntrack
+ *       type filter hook output priority -300; policy accept;
+ *       per knock entry:  ip daddr D tcp dport P tcp flags & (syn|ack) == syn  queue
+ *     }
+ *     with translate = "user" only (the delta rides in the conntrack mark):
+ *     chain output {  type filter hook output priority -150;
+ *       ip daddr D tcp dport P tcp flags & (syn|ack) != syn  meta mark set ct mark  queue }
+ *     chain prerouting {  type filter hook prerouting priority -150;
+ *       ip saddr D tcp sport P  meta mark set ct mark  queue }
  *   }
  *
- * Priority -10: after conntrack (-200) so ct state and mark are known, and
- * before the usual filter chains at 0.
+ * Input priority -10: after conntrack (-200) so ct state and mark are known,
+ * and before the usual filter chains at 0.  The client's SYN chain runs
+ * before conntrack, so the daemon can create the flow's entry first.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,6 +63,8 @@
 
 enum {
 	CHAIN_PRIORITY = -10,
+	RAW_PRIORITY = -300,
+	USER_PRIORITY = -150,
 	MAX_MSGS = 4 * CONF_MAX_PROTECT * (CONF_MAX_ADDRS + 1) + 16,
 	MSG_WHAT_LEN = 96,
 	BATCH_BYTES = 4 << 20,
@@ -64,7 +76,18 @@ enum {
 	CT_STATE_NEW_OR_INVALID = NF_CT_STATE_INVALID_BIT | NF_CT_STATE_BIT(IP_CT_NEW),
 };
 
-static const char chain_name[] = "input";
+enum chain_id { CH_INPUT, CH_OUTPUT_RAW, CH_OUTPUT, CH_PREROUTING, CH_MAX };
+
+static const struct {
+	const char *name;
+	uint32_t hook;
+	int priority;
+} chains[CH_MAX] = {
+	[CH_INPUT] = { "input", NF_INET_LOCAL_IN, CHAIN_PRIORITY },
+	[CH_OUTPUT_RAW] = { "output_raw", NF_INET_LOCAL_OUT, RAW_PRIORITY },
+	[CH_OUTPUT] = { "output", NF_INET_LOCAL_OUT, USER_PRIORITY },
+	[CH_PREROUTING] = { "prerouting", NF_INET_PRE_ROUTING, USER_PRIORITY },
+};
 
 /* ------------------------------------------------------------------ plan */
 
@@ -75,18 +98,24 @@ enum rule_kind {
 	RK_STRAY_QUEUE,		/* FIN/NULL/Xmas: queue, answered like a closed port */
 	RK_STRAY_DROP,		/* on_fail "drop": anything not a SYN, untracked: drop */
 	RK_INTEG,		/* flows awaiting integrity bytes: queue */
+	RK_CLIENT_SYN,		/* this host's SYNs to a knock destination: queue */
+	RK_CLIENT_OUT,		/* user path: later outgoing packets of such flows */
+	RK_CLIENT_IN,		/* user path: their incoming packets */
 };
 
 struct rule {
 	enum rule_kind kind;
+	enum chain_id chain;
 	uint16_t port;
 	const struct prefix *addr;	/* NULL: any local address */
+	bool addr_is_src;		/* match addr as source (incoming client flows) */
 	int entry_line;
 };
 
 struct plan {
 	size_t n;
 	struct rule r[MAX_MSGS];
+	bool used[CH_MAX];
 	uint16_t qnum, qtotal;
 	bool bypass;
 };
@@ -95,8 +124,19 @@ static void plan_add(struct plan *p, enum rule_kind k, const struct conf_protect
 		     const struct prefix *a)
 {
 	if (p->n < MAX_MSGS)
-		p->r[p->n++] = (struct rule){ .kind = k, .port = e ? e->port : 0, .addr = a,
-					      .entry_line = e ? e->line : 0 };
+		p->r[p->n++] = (struct rule){ .kind = k, .chain = CH_INPUT, .port = e ? e->port : 0,
+					      .addr = a, .entry_line = e ? e->line : 0 };
+	p->used[CH_INPUT] = true;
+}
+
+static void plan_client(struct plan *p, enum rule_kind k, enum chain_id ch,
+			const struct conf_knock *e, bool src)
+{
+	if (p->n < MAX_MSGS)
+		p->r[p->n++] = (struct rule){ .kind = k, .chain = ch, .port = e->port,
+					      .addr = &e->dst, .addr_is_src = src,
+					      .entry_line = e->line };
+	p->used[ch] = true;
 }
 
 static void plan_entry(struct plan *p, const struct conf_protect *e, const struct prefix *a)
@@ -123,17 +163,26 @@ static void make_plan(const struct conf *c, struct plan *p)
 		for (size_t a = 0; a < e->naddrs; a++)
 			plan_entry(p, e, &e->addrs[a]);
 	}
+	for (size_t i = 0; i < c->nknock; i++) {
+		const struct conf_knock *k = &c->knock[i];
+
+		plan_client(p, RK_CLIENT_SYN, CH_OUTPUT_RAW, k, false);
+		if (c->translate == TRANSLATE_USER) {
+			plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, k, false);
+			plan_client(p, RK_CLIENT_IN, CH_PREROUTING, k, true);
+		}
+	}
 }
 
 /* ------------------------------------------------------------ text form */
 
-static void print_addr(FILE *f, const struct prefix *a)
+static void print_addr(FILE *f, const struct prefix *a, bool src)
 {
 	char buf[INET6_ADDRSTRLEN];
 	unsigned full = a->family == AF_INET ? 32 : 128;
 
 	inet_ntop(a->family, a->addr, buf, sizeof(buf));
-	fprintf(f, "%s daddr %s", a->family == AF_INET ? "ip" : "ip6", buf);
+	fprintf(f, "%s %s %s", a->family == AF_INET ? "ip" : "ip6", src ? "saddr" : "daddr", buf);
 	if (a->len != full)
 		fprintf(f, "/%u", a->len);
 	fputc(' ', f);
@@ -148,10 +197,66 @@ static void print_queue(FILE *f, const struct plan *p)
 		fprintf(f, "queue num %u%s", p->qnum, p->bypass ? " bypass" : "");
 }
 
+static void print_rule(FILE *f, const struct plan *p, const struct rule *r)
+{
+	unsigned mask = KGW_MARK_MASK;
+
+	fputs("\t\t", f);
+	switch (r->kind) {
+	case RK_MARK_INTEG:
+		fprintf(f, "meta mark & 0x%08x == 0x%08x ct mark set ct mark | 0x%08x "
+			   "meta mark set meta mark & 0x%08x accept\n",
+			mask, KGW_MARK_INTEG, KGW_CTMARK_INTEG, ~mask);
+		return;
+	case RK_MARK_RELEASE:
+		fprintf(f, "meta mark & 0x%08x == 0x%08x ct mark set ct mark & 0x%08x "
+			   "meta mark set meta mark & 0x%08x accept\n",
+			mask, KGW_MARK_RELEASE, ~(unsigned)KGW_CTMARK_INTEG, ~mask);
+		return;
+	default:
+		break;
+	}
+	if (r->addr)
+		print_addr(f, r->addr, r->addr_is_src);
+	fprintf(f, "tcp %s %u ", r->addr_is_src ? "sport" : "dport", r->port);
+	switch (r->kind) {
+	case RK_SYN:
+		fputs("tcp flags & (syn | ack) == syn counter ", f);
+		print_queue(f, p);
+		break;
+	case RK_STRAY_QUEUE:
+		fputs("tcp flags & (syn | ack | rst) == 0x0 counter ", f);
+		print_queue(f, p);
+		break;
+	case RK_STRAY_DROP:
+		fputs("ct state new,invalid tcp flags & (syn | ack) != syn counter drop", f);
+		break;
+	case RK_INTEG:
+		fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction original counter ",
+			KGW_CTMARK_INTEG, KGW_CTMARK_INTEG);
+		print_queue(f, p);
+		break;
+	case RK_CLIENT_SYN:
+		fputs("tcp flags & (syn | ack) == syn counter ", f);
+		print_queue(f, p);
+		break;
+	case RK_CLIENT_OUT:
+		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);
+		print_queue(f, p);
+		break;
+	case RK_CLIENT_IN:
+		fputs("meta mark set ct mark counter ", f);
+		print_queue(f, p);
+		break;
+	default:
+		break;
+	}
+	fputc('\n', f);
+}
+
 void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f)
 {
 	struct plan *p = malloc(sizeof(*p));
-	unsigned mask = KGW_MARK_MASK;
 
 	if (!p)
 		return;
@@ -160,52 +265,25 @@ void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f)
 	if (kind == NFT_QUEUE_COMPAT)
 		fprintf(f, "# This kernel lacks nft's queue expression: knockgw installs the\n"
 			   "# xtables NFQUEUE target (nft compat) where this shows \"queue\".\n");
-	fprintf(f, "table inet %s {\n\tchain %s {\n", c->table, chain_name);
-	fprintf(f, "\t\ttype filter hook input priority %d; policy accept;\n", CHAIN_PRIORITY);
-	for (size_t i = 0; i < p->n; i++) {
-		const struct rule *r = &p->r[i];
+	fprintf(f, "table inet %s {\n", c->table);
+	for (int ch = 0; ch < CH_MAX; ch++) {
+		static const char *const hook_names[] = {
+			[NF_INET_PRE_ROUTING] = "prerouting", [NF_INET_LOCAL_IN] = "input",
+			[NF_INET_FORWARD] = "forward", [NF_INET_LOCAL_OUT] = "output",
+			[NF_INET_POST_ROUTING] = "postrouting",
+		};
 
-		fputs("\t\t", f);
-		switch (r->kind) {
-		case RK_MARK_INTEG:
-			fprintf(f, "meta mark & 0x%08x == 0x%08x ct mark set ct mark | 0x%08x "
-				   "meta mark set meta mark & 0x%08x accept\n",
-				mask, KGW_MARK_INTEG, KGW_CTMARK_INTEG, ~mask);
+		if (!p->used[ch])
 			continue;
-		case RK_MARK_RELEASE:
-			fprintf(f, "meta mark & 0x%08x == 0x%08x ct mark set ct mark & 0x%08x "
-				   "meta mark set meta mark & 0x%08x accept\n",
-				mask, KGW_MARK_RELEASE, ~(unsigned)KGW_CTMARK_INTEG, ~mask);
-			continue;
-		default:
-			break;
-		}
-		if (r->addr)
-			print_addr(f, r->addr);
-		fprintf(f, "tcp dport %u ", r->port);
-		switch (r->kind) {
-		case RK_SYN:
-			fputs("tcp flags & (syn | ack) == syn counter ", f);
-			print_queue(f, p);
-			break;
-		case RK_STRAY_QUEUE:
-			fputs("tcp flags & (syn | ack | rst) == 0x0 counter ", f);
-			print_queue(f, p);
-			break;
-		case RK_STRAY_DROP:
-			fputs("ct state new,invalid tcp flags & (syn | ack) != syn counter drop", f);
-			break;
-		case RK_INTEG:
-			fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction original counter ",
-				KGW_CTMARK_INTEG, KGW_CTMARK_INTEG);
-			print_queue(f, p);
-			break;
-		default:
-			break;
-		}
-		fputc('\n', f);
+		fprintf(f, "\tchain %s {\n", chains[ch].name);
+		fprintf(f, "\t\ttype filter hook %s priority %d; policy accept;\n",
+			hook_names[chains[ch].hook], chains[ch].priority);
+		for (size_t i = 0; i < p->n; i++)
+			if (p->r[i].chain == (enum chain_id)ch)
+				print_rule(f, p, &p->r[i]);
+		fprintf(f, "\t}\n");
 	}
-	fprintf(f, "\t}\n}\n");
+	fprintf(f, "}\n");
 	free(p);
 }
 
@@ -364,18 +442,19 @@ static void put_table(struct batch *bt, const char *name, uint16_t type, uint16_
 	batch_next(bt);
 }
 
-static void put_chain(struct batch *bt, const char *table)
+static void put_chain(struct batch *bt, const char *table, enum chain_id ch)
 {
 	struct nftnl_chain *c = nftnl_chain_alloc();
+	char what[MSG_WHAT_LEN];
 
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, table);
-	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, chain_name);
-	nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, NF_INET_LOCAL_IN);
-	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, CHAIN_PRIORITY);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, chains[ch].name);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, chains[ch].hook);
+	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, chains[ch].priority);
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
 	nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
-	nftnl_chain_nlmsg_build_payload(batch_msg(bt, NFT_MSG_NEWCHAIN, NLM_F_CREATE, "chain input"),
-					c);
+	snprintf(what, sizeof(what), "chain %s", chains[ch].name);
+	nftnl_chain_nlmsg_build_payload(batch_msg(bt, NFT_MSG_NEWCHAIN, NLM_F_CREATE, what), c);
 	nftnl_chain_free(c);
 	batch_next(bt);
 }
@@ -500,7 +579,7 @@ static void x_queue(struct nftnl_rule *r, const struct plan *p, enum nft_queue_k
 	nftnl_rule_add_expr(r, e);
 }
 
-static void x_addr(struct nftnl_rule *r, const struct prefix *a)
+static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src)
 {
 	uint8_t nfproto = a->family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
 	uint32_t len = a->family == AF_INET ? 4 : 16;
@@ -508,8 +587,9 @@ static void x_addr(struct nftnl_rule *r, const struct prefix *a)
 
 	x_meta(r, NFT_META_NFPROTO);
 	x_cmp(r, NFT_CMP_EQ, &nfproto, 1);
-	/* Destination: IPv4 offset 16, IPv6 offset 24 of the network header. */
-	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, a->family == AF_INET ? 16 : 24, len);
+	/* Source at IPv4 offset 12 / IPv6 8, destination at 16 / 24. */
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER,
+		  a->family == AF_INET ? (src ? 12 : 16) : (src ? 8 : 24), len);
 	for (unsigned bit = 0; bit < a->len; bit++)
 		mask[bit / 8] |= (uint8_t)(0x80 >> (bit % 8));
 	for (unsigned i = 0; i < len; i++)
@@ -519,14 +599,14 @@ static void x_addr(struct nftnl_rule *r, const struct prefix *a)
 	x_cmp(r, NFT_CMP_EQ, want, len);
 }
 
-static void x_tcp_port(struct nftnl_rule *r, uint16_t port)
+static void x_tcp_port(struct nftnl_rule *r, uint16_t port, bool src)
 {
 	uint8_t tcp = IPPROTO_TCP;
 	uint16_t be = htons(port);
 
 	x_meta(r, NFT_META_L4PROTO);
 	x_cmp(r, NFT_CMP_EQ, &tcp, 1);
-	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, TCP_DPORT_OFF, 2);
+	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, src ? 0 : TCP_DPORT_OFF, 2);
 	x_cmp(r, NFT_CMP_EQ, &be, 2);
 }
 
@@ -575,8 +655,8 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 		break;
 	}
 	if (ru->addr)
-		x_addr(r, ru->addr);
-	x_tcp_port(r, ru->port);
+		x_addr(r, ru->addr, ru->addr_is_src);
+	x_tcp_port(r, ru->port, ru->addr_is_src);
 	switch (ru->kind) {
 	case RK_SYN:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
@@ -603,6 +683,22 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 		x_counter(r);
 		x_queue(r, p, kind);
 		break;
+	case RK_CLIENT_SYN:
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		x_counter(r);
+		x_queue(r, p, kind);
+		break;
+	case RK_CLIENT_OUT:
+	case RK_CLIENT_IN:
+		if (ru->kind == RK_CLIENT_OUT)
+			x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
+		/* The flow's shift, kept in its conntrack mark, rides to us in
+		 * the packet mark (NFQA_MARK comes with every queued packet). */
+		x_ct(r, NFT_CT_MARK);
+		x_meta_set(r, NFT_META_MARK);
+		x_counter(r);
+		x_queue(r, p, kind);
+		break;
 	default:
 		break;
 	}
@@ -622,6 +718,11 @@ static const char *kind_name(enum rule_kind k)
 		return "closed-port rule";
 	case RK_INTEG:
 		return "integrity rule";
+	case RK_CLIENT_SYN:
+		return "client knock rule";
+	case RK_CLIENT_OUT:
+	case RK_CLIENT_IN:
+		return "client translation rule";
 	}
 	return "rule";
 }
@@ -633,12 +734,13 @@ static void put_rule(struct batch *bt, const char *table, const struct rule *ru,
 	char what[MSG_WHAT_LEN];
 
 	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, table);
-	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain_name);
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chains[ru->chain].name);
 	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
 	build_rule(r, ru, p, kind);
 	if (ru->port)
-		snprintf(what, sizeof(what), "%s for port %u (protect entry at line %d)",
-			 kind_name(ru->kind), ru->port, ru->entry_line);
+		snprintf(what, sizeof(what), "%s for port %u (%s entry at line %d)",
+			 kind_name(ru->kind), ru->port, ru->chain == CH_INPUT ? "protect" : "knock",
+			 ru->entry_line);
 	else
 		snprintf(what, sizeof(what), "%s", kind_name(ru->kind));
 	nftnl_rule_nlmsg_build_payload(batch_msg(bt, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND,
@@ -665,7 +767,9 @@ int nftrules_install(const struct conf *c, enum nft_queue_kind kind, char *err, 
 	put_table(bt, c->table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "table (create)");
 	put_table(bt, c->table, NFT_MSG_DELTABLE, 0, "table (replace)");
 	put_table(bt, c->table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "table");
-	put_chain(bt, c->table);
+	for (int ch = 0; ch < CH_MAX; ch++)
+		if (p->used[ch])
+			put_chain(bt, c->table, (enum chain_id)ch);
 	for (size_t i = 0; i < p->n; i++)
 		put_rule(bt, c->table, &p->r[i], p, kind);
 	ret = batch_talk(bt, err, errlen);
@@ -741,7 +845,7 @@ static int probe_kind(enum nft_queue_kind kind)
 	}
 	snprintf(table, sizeof(table), "knockgw_probe_%d", (int)getpid());
 	put_table(bt, table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "probe table");
-	put_chain(bt, table);
+	put_chain(bt, table, CH_INPUT);
 	put_rule(bt, table, &ru, &p, kind);
 	put_table(bt, "knockgw_probe_absent", NFT_MSG_DELTABLE, 0, "forced abort");
 	batch_talk(bt, err, sizeof(err));

@@ -154,14 +154,22 @@ start_knockgw() {
 	fi
 }
 
-# counter NAME: the daemon's counter, read after SIGUSR1 from its log.
+# counter NAME [NS PID]: a daemon's counter, read after SIGUSR1 from its
+# log; by default the server namespace's daemon.
 counter() {
-	log=$TMP/knockgw-$NS_S.log
+	c_ns=${2:-$NS_S}
+	c_pid=${3:-$KGW_PID}
+	log=$TMP/knockgw-$c_ns.log
 	before=$(grep -c '^counters:' "$log" || true)
-	kill -USR1 "$KGW_PID"
+	kill -USR1 "$c_pid"
 	wait_for 5 sh -c "[ \$(grep -c '^counters:' '$log') -gt $before ]"
 	sleep 0.1
 	grep "^counter $1=" "$log" | tail -1 | cut -d= -f2
+}
+
+# ccounter NAME: the client namespace's daemon's counter (CLI_PID).
+ccounter() {
+	counter "$1" "$NS_C" "$CLI_PID"
 }
 
 # qcounter NAME: a queue counter (queued, verdicts, enobufs, ...) likewise.

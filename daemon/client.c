@@ -1,0 +1,329 @@
+/*
+ * client.c - the client role's data path (see client.h).
+ *
+ * Reading order: client_packet() takes a queued packet; a SYN leaving this
+ * host goes to knock_syn() (find the knock entry, pin retransmissions,
+ * compute the ISN, make the conntrack entry, let it go); on the user path,
+ * every other packet of a knocked flow goes to translate() (shift by the
+ * delta the rules put in its mark).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <sodium.h>
+
+#include "client.h"
+#include "integ.h"
+#include "pkt.h"
+#include "seqrewrite.h"
+#include "verify.h"
+
+enum {
+	SYN_PIN_SECONDS = 120,		/* Linux gives up on a SYN well before this */
+	CT_SYN_TIMEOUT = 120,		/* conntrack's own SYN_SENT timeout */
+	MAX_PINNED = 65536,
+};
+
+/* What a first SYN was given, so its retransmissions look the same. */
+struct pinned {
+	uint32_t kernel_isn, knock_isn;
+	uint32_t tsval;
+};
+
+static const char *const counter_names[CC_MAX] = {
+#define X(name, desc) #name,
+	CLIENT_COUNTERS(X)
+#undef X
+};
+
+const char *client_counter_name(enum client_counter cc)
+{
+	return cc < CC_MAX ? counter_names[cc] : "unknown";
+}
+
+int client_init(struct client *c, const struct conf *conf, struct ctnl *ct, struct rawsock *rs,
+		struct intent_table *intents)
+{
+	memset(c, 0, sizeof(*c));
+	c->conf = conf;
+	c->ct = ct;
+	c->rs = rs;
+	c->intents = intents;
+	c->rl = (struct log_ratelimit){ .interval = 10, .burst = 20 };
+	return flow_init(&c->syns, conf->max_flows < MAX_PINNED ? conf->max_flows : MAX_PINNED,
+			 sizeof(struct pinned));
+}
+
+void client_free(struct client *c)
+{
+	flow_free(&c->syns);
+}
+
+/* The most specific knock entry for (dst, port). */
+static const struct conf_knock *find_knock(const struct conf *conf, int family,
+					   const uint8_t *dst, uint16_t port)
+{
+	const struct conf_knock *best = NULL;
+
+	for (size_t i = 0; i < conf->nknock; i++) {
+		const struct conf_knock *k = &conf->knock[i];
+
+		if (k->port == port && prefix_contains(&k->dst, family, dst) &&
+		    (!best || k->dst.len > best->dst.len))
+			best = k;
+	}
+	return best;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/*
+ * Writes the checksum of a rewritten packet: in full when the kernel had not
+ * finished it (offload; the field then holds only the pseudo-header sum),
+ * else incrementally as seqrewrite already did.  The kernel trusts the field
+ * as written after a verdict that replaces the packet.
+ */
+static bool finish_csum(uint8_t *buf, const struct pkt_view *v, uint32_t skbinfo)
+{
+	if (!(skbinfo & NFQA_SKB_CSUMNOTREADY))
+		return true;
+	if (v->payload_caplen != v->payload_len)
+		return false;
+	put16(buf + v->l4_off + 16, seqrewrite_tcp_csum_full(buf, v));
+	return true;
+}
+
+/* Refuses a transparent connection that only knock-connect can make. */
+static void refuse_integrity(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p,
+			     const struct pkt_view *v)
+{
+	char dst[INET6_ADDRSTRLEN];
+
+	c->cnt[CC_integrity_refused]++;
+	inet_ntop(v->family, pkt_dst(p->data, v), dst, sizeof(dst));
+	log_peer(&c->rl, c->mono, LOG_NOTICE,
+		 "connection to %s port %u refused: its knock uses integrity mode, which needs "
+		 "the first bytes; connect with knock-connect (ssh -o ProxyCommand='knock-connect "
+		 "%%h %%p')", dst, v->dport);
+	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+	/* An RST to the local socket fails connect() now, not after minutes. */
+	rawsock_answer_closed(c->rs, p->data, v, 0, c->mono);
+}
+
+/* Creates the conntrack entry; replaces a stale one left by an old flow. */
+static int make_entry(struct client *c, const struct ct_flow *f, uint32_t kernel_isn,
+		      uint32_t delta, bool *ret_existed)
+{
+	bool user = c->conf->translate == TRANSLATE_USER;
+	int r;
+
+	*ret_existed = false;
+	r = ctnl_create(c->ct, f, !user, kernel_isn, delta, CT_SYN_TIMEOUT, user ? delta : 0, user);
+	if (r != -EEXIST)
+		return r;
+
+	uint32_t pos = 0, old = 0;
+	if (user) {
+		r = ctnl_get_mark(c->ct, f, &old);
+		pos = old == delta ? kernel_isn : kernel_isn + 1;
+	} else {
+		r = ctnl_get_seqadj(c->ct, f, &pos, &old);
+	}
+	if (r == 0 && pos == kernel_isn) {
+		/* Our entry for this very SYN: it is a retransmission. */
+		*ret_existed = true;
+		return 0;
+	}
+	/* Left over from an earlier connection on the same 4-tuple. */
+	c->cnt[CC_stale_replaced]++;
+	ctnl_delete(c->ct, f);
+	return ctnl_create(c->ct, f, !user, kernel_isn, delta, CT_SYN_TIMEOUT, user ? delta : 0,
+			   user);
+}
+
+static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p,
+		      const struct pkt_view *v)
+{
+	const struct conf *conf = c->conf;
+	const uint8_t *dst = pkt_dst(p->data, v), *src = pkt_src(p->data, v);
+	const struct conf_knock *k = find_knock(conf, v->family, dst, v->dport);
+	uint8_t payload[INTEG_MAX_LEN];
+	size_t plen = 0;
+
+	if (!k) {
+		c->cnt[CC_no_entry]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		return;
+	}
+
+	struct flow_key fk;
+	bool created;
+	flow_key_make(&fk, v->family, src, dst, v->sport, v->dport);
+	struct flow_entry *fe = flow_lookup(&c->syns, &fk);
+	struct pinned *pin = fe ? fe->value : NULL;
+	bool retransmit = pin && pin->kernel_isn == v->seq;
+	uint32_t tsval = v->has_ts ? v->tsval : 0;
+	uint32_t knock_isn;
+
+	if (retransmit) {
+		c->cnt[CC_retransmits]++;
+		tsval = pin->tsval;
+		knock_isn = pin->knock_isn;
+	} else {
+		if (k->integrity_len) {
+			if (intent_take(c->intents, v->family, v->sport, dst, v->dport, payload,
+					sizeof(payload), &plen, c->mono) < 0 ||
+			    plen != k->integrity_len) {
+				refuse_integrity(c, q, p, v);
+				return;
+			}
+			c->cnt[CC_intents_used]++;
+		}
+		struct isn_input in = { .family = v->family, .dst = dst, .port = v->dport,
+					.tsval = tsval };
+		knock_isn = isn_compute(&conf->keyring.keys[k->key], k->mode, &in,
+					isn_epoch(c->wall, k->window), payload, plen);
+		sodium_memzero(payload, sizeof(payload));
+	}
+
+	uint32_t delta = knock_isn - v->seq;
+	struct ct_flow f = { .family = v->family, .sport = v->sport, .dport = v->dport };
+	bool existed;
+	memcpy(f.src, src, v->addr_len);
+	memcpy(f.dst, dst, v->addr_len);
+	int r = make_entry(c, &f, v->seq, delta, &existed);
+	if (r < 0) {
+		char a[INET6_ADDRSTRLEN];
+
+		c->cnt[CC_ct_errors]++;
+		inet_ntop(v->family, dst, a, sizeof(a));
+		log_peer(&c->rl, c->mono, LOG_WARNING,
+			 "cannot create the conntrack entry for a connection to %s port %u: %s; "
+			 "SYN dropped", a, v->dport, strerror(-r));
+		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		return;
+	}
+	if (!retransmit) {
+		fe = flow_insert(&c->syns, &fk, c->mono + SYN_PIN_SECONDS, &created);
+		if (fe) {
+			pin = fe->value;
+			*pin = (struct pinned){ .kernel_isn = v->seq, .knock_isn = knock_isn,
+						.tsval = tsval };
+			fe->expires = c->mono + SYN_PIN_SECONDS;
+		}
+		c->cnt[CC_knocked]++;
+	}
+
+	/*
+	 * The kernel path changes nothing here unless a retransmission's TSval
+	 * must be pinned; the user path writes the knock ISN itself.
+	 */
+	bool user = conf->translate == TRANSLATE_USER;
+	bool pin_ts = v->has_ts && v->tsval != tsval;
+	if (!user && !pin_ts) {
+		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		return;
+	}
+	if (p->caplen > sizeof(c->buf) || p->caplen != p->wirelen) {
+		c->cnt[CC_untranslatable]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		return;
+	}
+	memcpy(c->buf, p->data, p->caplen);
+	uint8_t *tcp = c->buf + v->l4_off;
+	uint16_t check = (uint16_t)(tcp[16] << 8 | tcp[17]);
+	if (pin_ts) {
+		uint8_t old[4];
+
+		memcpy(old, c->buf + v->ts_off, 4);
+		put32(c->buf + v->ts_off, tsval);
+		uint32_t o, n;
+		memcpy(&o, old, 4);
+		memcpy(&n, c->buf + v->ts_off, 4);
+		check = csum_replace32(check, o, n);
+	}
+	if (user) {
+		uint32_t o, n;
+
+		memcpy(&o, tcp + 4, 4);
+		put32(tcp + 4, knock_isn);
+		memcpy(&n, tcp + 4, 4);
+		check = csum_replace32(check, o, n);
+	}
+	put16(tcp + 16, check);
+	if (!finish_csum(c->buf, v, p->skbinfo)) {
+		c->cnt[CC_untranslatable]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		return;
+	}
+	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, c->buf, p->caplen, p->mark);
+}
+
+/* User path: shift one packet of a knocked flow by the delta in its mark. */
+static void translate(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p,
+		      struct pkt_view *v, enum seq_dir dir)
+{
+	uint32_t delta = p->mark;
+
+	/* Mark 0: a flow that predates knockgw, or no shift at all. */
+	if (delta == 0) {
+		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		return;
+	}
+	if (p->caplen > sizeof(c->buf) || p->caplen != p->wirelen) {
+		c->cnt[CC_untranslatable]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		return;
+	}
+	memcpy(c->buf, p->data, p->caplen);
+	seqrewrite_apply(c->buf, v, dir, delta, true);
+	if (!finish_csum(c->buf, v, p->skbinfo)) {
+		c->cnt[CC_untranslatable]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		return;
+	}
+	c->cnt[dir == SEQ_OUT ? CC_translated_out : CC_translated_in]++;
+	/*
+	 * The mark was only the courier of the delta (our rule copied the
+	 * conntrack mark into it); clear it so routing by mark is unaffected.
+	 */
+	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, c->buf, p->caplen, 0);
+}
+
+void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p)
+{
+	struct pkt_view v;
+
+	if (pkt_parse(p->data, p->caplen, &v) != PKT_OK) {
+		c->cnt[CC_pkt_errors]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		return;
+	}
+	if (p->hook == NF_INET_LOCAL_OUT && (v.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN)
+		knock_syn(c, q, p, &v);
+	else if (p->hook == NF_INET_LOCAL_OUT)
+		translate(c, q, p, &v, SEQ_OUT);
+	else
+		translate(c, q, p, &v, SEQ_IN);
+}
+
+void client_tick(struct client *c)
+{
+	flow_gc(&c->syns, c->mono, NULL, NULL);
+}

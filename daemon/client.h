@@ -1,0 +1,71 @@
+/*
+ * client.h - the client role's data path: outgoing SYNs to configured
+ * destinations get the knock ISN, and (translate = "user") every later
+ * packet of those flows is shifted in user space.
+ *
+ * Kernel path (default): the SYN is queued before conntrack; the daemon
+ * creates the flow's conntrack entry with a sequence adjustment (ctnl.h) and
+ * accepts the SYN unchanged: the kernel rewrites it and the whole flow.
+ * User path: the entry carries the shift in its conntrack mark, the rules
+ * copy it into each queued packet's mark, and seqrewrite.c applies it; the
+ * daemon keeps no per-flow state a restart would lose.  Either way, a
+ * retransmitted SYN keeps the first one's ISN and TSval (pinned).
+ *
+ * A struct client belongs to one queue thread, like struct server.
+ */
+#ifndef KNOCKGW_CLIENT_H
+#define KNOCKGW_CLIENT_H
+
+#include <stdint.h>
+
+#include "conf.h"
+#include "ctnl.h"
+#include "flowtable.h"
+#include "intent.h"
+#include "log.h"
+#include "nfq.h"
+#include "rawsock.h"
+
+#define CLIENT_COUNTERS(X)                                                             \
+	X(knocked, "SYNs given a knock ISN")                                           \
+	X(retransmits, "retransmitted SYNs pinned to their first ISN and TSval")       \
+	X(stale_replaced, "stale conntrack entries replaced")                          \
+	X(ct_errors, "SYNs dropped because the conntrack entry could not be made")    \
+	X(integrity_refused, "transparent connections refused: integrity needs knock-connect") \
+	X(intents_used, "knock-connect integrity knocks")                              \
+	X(no_entry, "queued packets matching no knock entry")                          \
+	X(translated_out, "outgoing packets shifted in user space")                    \
+	X(translated_in, "incoming packets shifted in user space")                     \
+	X(untranslatable, "user-path packets dropped: not wholly captured")            \
+	X(pkt_errors, "malformed packets dropped")
+
+enum client_counter {
+#define X(name, desc) CC_##name,
+	CLIENT_COUNTERS(X)
+#undef X
+	CC_MAX
+};
+
+struct client {
+	const struct conf *conf;
+	struct ctnl *ct;
+	struct rawsock *rs;
+	struct intent_table *intents;	/* shared with the control socket */
+	struct flowtable syns;		/* recent SYNs: pins retransmissions */
+	uint64_t mono, wall;		/* seconds; set by the caller */
+	uint64_t cnt[CC_MAX];
+	struct log_ratelimit rl;
+	uint8_t buf[65536 + 256];	/* rewritten packet for the verdict */
+};
+
+int client_init(struct client *c, const struct conf *conf, struct ctnl *ct, struct rawsock *rs,
+		struct intent_table *intents);
+void client_free(struct client *c);
+
+/* The data path for packets from the client-role rules. */
+void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p);
+void client_tick(struct client *c);
+
+const char *client_counter_name(enum client_counter cc);
+
+#endif

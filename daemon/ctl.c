@@ -1,0 +1,727 @@
+/*
+ * ctl.c - the control socket (see ctl.h; the protocol is ctlproto.c).
+ *
+ * Reading order: ctl_open() makes the socket; ctl_handle() reads epoll
+ * events: a readable connection goes to conn_read() (collect the line and
+ * any passed descriptor), then serve() (parse, authorise, act, format the
+ * reply), then conn_write() until the reply is out; the listener goes to
+ * accept_all(), which assigns a slot.  Deadlines are checked at the end of
+ * every call.
+ *
+ * The descriptors a client passes are the client's own sockets, so the
+ * daemon only looks at them (fstat, getsockopt, getsockname) and closes
+ * them; it never reads, writes or connects them.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "ctl.h"
+
+enum {
+	LISTENER = CTL_MAX_CONN,	/* epoll data of the listening socket */
+	PASSED_FDS_MAX = 8,		/* one is right; room to see (and close) strays */
+	EVENTS_MAX = 16,
+	ACCEPTS_MAX = 128,		/* per call, so a connect flood cannot hold us */
+	FD_PAUSE_MS = 100,		/* after accept() found no free descriptor */
+};
+
+struct ctl_conn {
+	int fd;				/* -1: the slot is free */
+	int passed_fd;			/* from SCM_RIGHTS, -1 if none */
+	bool stray_fds;			/* more than one, or cut off (MSG_CTRUNC) */
+	bool writing;
+	struct ucred cred;		/* SO_PEERCRED: who connected */
+	uint64_t deadline_ms;
+	size_t len;
+	uint8_t in[CTL_LINE_MAX];
+	char reply[CTL_REPLY_MAX];
+	char *out;			/* reply, or malloc'd STATUS text */
+	size_t out_len, out_off;
+	bool out_malloced;
+};
+
+_Static_assert(sizeof(((struct ctl *)0)->path) == sizeof(((struct sockaddr_un *)0)->sun_path),
+	       "path must match sun_path");
+
+static const char *const counter_names[CTLC_MAX] = {
+#define X(name, desc) #name,
+	CTL_COUNTERS(X)
+#undef X
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The most specific knock entry for (dst, port): the same rule as the
+ * client role's find_knock() in client.c, and it must stay the same, or
+ * knock-connect would be told about a knock the SYN path does not use.
+ */
+static const struct conf_knock *find_knock(const struct conf *conf, int family,
+					   const uint8_t *dst, uint16_t port)
+{
+	const struct conf_knock *best = NULL;
+
+	for (size_t i = 0; i < conf->nknock; i++) {
+		const struct conf_knock *k = &conf->knock[i];
+
+		if (k->port == port && prefix_contains(&k->dst, family, dst) &&
+		    (!best || k->dst.len > best->dst.len))
+			best = k;
+	}
+	return best;
+}
+
+/* ------------------------------------------------------------------ */
+/* Opening and closing */
+
+/* The socket's directory: made 0755 when missing, left alone when present. */
+static int make_parent(const char *path)
+{
+	char dir[sizeof(((struct ctl *)0)->path)];
+	char *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;	/* directly under / */
+	*slash = '\0';
+	if (mkdir(dir, 0755) == 0) {
+		/* mkdir's mode went through the umask; the contract says 0755. */
+		if (chmod(dir, 0755) < 0) {
+			log_warn("control socket: cannot chmod \"%s\"", dir);
+			return -errno;
+		}
+		return 0;
+	}
+	if (errno != EEXIST) {
+		log_warn("control socket: cannot create directory \"%s\"", dir);
+		return -errno;
+	}
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		log_warnx("control socket: \"%s\" is not a directory", dir);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+/*
+ * A socket file left by a daemon that died is removed; a live one (another
+ * knockgw answers) and anything that is not a socket are not ours to take.
+ */
+static int remove_stale(const char *path, const struct sockaddr_un *sun)
+{
+	struct stat st;
+	int fd, r, err;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_warnx("control socket: \"%s\" exists and is not a socket; not replacing it",
+			  path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	r = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	err = errno;
+	close(fd);
+	if (r == 0 || err == EAGAIN) {
+		log_warnx("control socket: another process listens on \"%s\"", path);
+		return -EADDRINUSE;
+	}
+	if (unlink(path) < 0 && errno != ENOENT) {
+		log_warn("control socket: cannot remove stale \"%s\"", path);
+		return -errno;
+	}
+	return 0;
+}
+
+int ctl_open(struct ctl *c, const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = LISTENER };
+	struct stat st;
+	size_t len = strlen(path);
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->listen_fd = -1;
+	c->epoll_fd = -1;
+	c->rl = (struct log_ratelimit){ .interval = 10, .burst = 20 };
+	if (path[0] != '/' || len >= sizeof(sun.sun_path)) {
+		log_warnx("control socket: \"%s\" is not an absolute path that fits sun_path", path);
+		return -EINVAL;
+	}
+	memcpy(sun.sun_path, path, len + 1);
+
+	c->conn = calloc(CTL_MAX_CONN, sizeof(*c->conn));
+	if (!c->conn) {
+		log_warnx("control socket: out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < CTL_MAX_CONN; i++) {
+		c->conn[i].fd = -1;
+		c->conn[i].passed_fd = -1;
+	}
+
+	r = make_parent(path);
+	if (r == 0)
+		r = remove_stale(path, &sun);
+	if (r < 0)
+		goto fail;
+
+	c->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->listen_fd < 0) {
+		r = -errno;
+		log_warn("control socket: socket");
+		goto fail;
+	}
+	if (bind(c->listen_fd, (const struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		r = -errno;
+		log_warn("control socket: cannot bind \"%s\"", path);
+		goto fail;
+	}
+	/* From here on the file is ours: ctl_close() removes it. */
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	if (lstat(path, &st) == 0) {
+		c->dev = st.st_dev;
+		c->ino = st.st_ino;
+	}
+	/* Every local user may ask; each request is authorised on its own. */
+	if (chmod(path, 0666) < 0) {
+		r = -errno;
+		log_warn("control socket: cannot chmod \"%s\"", path);
+		goto fail;
+	}
+	if (listen(c->listen_fd, CTL_BACKLOG) < 0) {
+		r = -errno;
+		log_warn("control socket: listen");
+		goto fail;
+	}
+	c->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epoll_fd < 0 || epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, c->listen_fd, &ev) < 0) {
+		r = -errno;
+		log_warn("control socket: epoll");
+		goto fail;
+	}
+	return 0;
+fail:
+	ctl_close(c);
+	return r;
+}
+
+int ctl_fd(const struct ctl *c)
+{
+	return c->epoll_fd;
+}
+
+/*
+ * A passed descriptor that is not a usable intent socket may be anything,
+ * e.g. a connected TCP socket with SO_LINGER set and unsent data, whose
+ * last close() would block the main thread for the linger time.  Lingering
+ * off makes that close() return at once (the kernel still sends the data).
+ * A usable intent socket is unconnected, so its close() never waits and it
+ * is not touched.
+ */
+static void close_passed(int fd, bool usable)
+{
+	struct linger lg = { 0, 0 };
+	struct stat st;
+
+	if (fd < 0)
+		return;
+	if (!usable && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+}
+
+static void conn_close(struct ctl *c, struct ctl_conn *k)
+{
+	if (k->fd < 0)
+		return;
+	close_passed(k->passed_fd, false);
+	epoll_ctl(c->epoll_fd, EPOLL_CTL_DEL, k->fd, NULL);
+	close(k->fd);
+	/* The line may hold an INTENT payload: the first bytes of a stream. */
+	sodium_memzero(k->in, k->len);
+	if (k->out_malloced)
+		free(k->out);
+	memset(k, 0, sizeof(*k));
+	k->fd = -1;
+	k->passed_fd = -1;
+}
+
+void ctl_close(struct ctl *c)
+{
+	struct stat st;
+
+	if (c->conn) {
+		for (size_t i = 0; i < CTL_MAX_CONN; i++)
+			conn_close(c, &c->conn[i]);
+		free(c->conn);
+		c->conn = NULL;
+	}
+	if (c->epoll_fd >= 0)
+		close(c->epoll_fd);
+	if (c->listen_fd >= 0)
+		close(c->listen_fd);
+	c->epoll_fd = -1;
+	c->listen_fd = -1;
+	/* A daemon started after us may own the path by now: only our own file goes. */
+	if (c->path[0] && lstat(c->path, &st) == 0 && st.st_dev == c->dev && st.st_ino == c->ino)
+		unlink(c->path);
+	c->path[0] = '\0';
+}
+
+/* ------------------------------------------------------------------ */
+/* Serving one request */
+
+/*
+ * INTENT's descriptor must be a socket the kernel created for the caller's
+ * uid (a socket inode's owner is its creator's fsuid; only root can chown
+ * one), an unconnected TCP socket of the request's family, bound to a port.
+ */
+static enum ctl_status check_socket(int fd, const struct ucred *cred, int family,
+				    uint16_t *ret_port)
+{
+	struct stat st;
+	struct tcp_info ti;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int v;
+	uint16_t port;
+
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != cred->uid)
+		return CTL_S_NOT_YOUR_SOCKET;
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) < 0 || v != family)
+		return CTL_S_BAD_SOCKET;
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) < 0 || v != SOCK_STREAM)
+		return CTL_S_BAD_SOCKET;
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len) < 0 || v != IPPROTO_TCP)
+		return CTL_S_BAD_SOCKET;
+	/* Not listening, not connecting, not connected: its SYN is still to come. */
+	memset(&ti, 0, sizeof(ti));
+	len = sizeof(ti);
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 || len < 1 ||
+	    ti.tcpi_state != TCP_CLOSE)
+		return CTL_S_BAD_SOCKET;
+	len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0 || ss.ss_family != family)
+		return CTL_S_BAD_SOCKET;
+	if (family == AF_INET)
+		port = ntohs(((const struct sockaddr_in *)&ss)->sin_port);
+	else
+		port = ntohs(((const struct sockaddr_in6 *)&ss)->sin6_port);
+	if (port == 0)
+		return CTL_S_BAD_SOCKET;	/* unbound: the port is chosen at connect() */
+	*ret_port = port;
+	return CTL_S_OK;
+}
+
+static enum ctl_status serve_intent(struct ctl *c, struct ctl_conn *k, const struct conf *conf,
+				    struct intent_table *intents, uint64_t now,
+				    const struct ctl_request *req)
+{
+	const struct conf_knock *kn;
+	char a[INET6_ADDRSTRLEN];
+	uint16_t sport = 0;
+	enum ctl_status s;
+	int r;
+
+	if (k->passed_fd < 0)
+		return CTL_S_BAD_REQUEST;
+	s = check_socket(k->passed_fd, &k->cred, req->family, &sport);
+	if (s != CTL_S_OK)
+		return s;
+	kn = find_knock(conf, req->family, req->addr, req->port);
+	if (!kn)
+		return CTL_S_NO_KNOCK;
+	if (kn->integrity_len == 0 || req->payload_len != kn->integrity_len)
+		return CTL_S_BAD_LENGTH;
+	r = intent_add(intents, req->family, sport, req->addr, req->port, k->cred.uid,
+		       req->payload, req->payload_len, now);
+	if (r == -ENOSPC || r == -EDQUOT)
+		return CTL_S_BUSY;
+	if (r < 0)
+		return CTL_S_INTERNAL;
+	inet_ntop(req->family, req->addr, a, sizeof(a));
+	log_peer(&c->rl, now, LOG_DEBUG, "control: uid %u: intent for local port %u to %s port %u",
+		 (unsigned)k->cred.uid, sport, a, req->port);
+	return CTL_S_OK;
+}
+
+/* STATUS text into a malloc'd buffer, "END" line appended. */
+static enum ctl_status status_text(struct ctl_conn *k, ctl_status_fn *status, void *arg)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return CTL_S_INTERNAL;
+	if (status)
+		status(f, arg);
+	if (fflush(f) == 0 && len > 0 && text[len - 1] != '\n')
+		fputc('\n', f);
+	fputs("END\n", f);
+	if (fclose(f) != 0) {
+		free(text);
+		return CTL_S_INTERNAL;
+	}
+	k->out = text;
+	k->out_len = len;
+	k->out_malloced = true;
+	return CTL_S_OK;
+}
+
+static void conn_write(struct ctl *c, struct ctl_conn *k, uint64_t now);
+
+static void serve(struct ctl *c, struct ctl_conn *k, const struct conf *conf,
+		  struct intent_table *intents, uint64_t now, ctl_status_fn *status, void *arg)
+{
+	struct ctl_request req;
+	enum ctl_parse p = ctlproto_parse_request(k->in, k->len, &req);
+	enum ctl_status s = CTL_S_OK;
+	struct epoll_event ev = { .events = EPOLLOUT, .data.u32 = (uint32_t)(k - c->conn) };
+	bool usable = false;
+	int n = -1;
+
+	sodium_memzero(k->in, k->len);
+	k->len = 0;
+	if (p != CTL_PARSE_OK) {
+		c->parse[p]++;
+		s = CTL_S_BAD_REQUEST;
+		log_peer(&c->rl, now, LOG_DEBUG, "control: uid %u pid %d: bad request (%s), ignoring",
+			 (unsigned)k->cred.uid, (int)k->cred.pid, ctlproto_parse_name(p));
+	} else {
+		c->cnt[req.cmd == CTL_CMD_QUERY ? CTLC_query :
+		       req.cmd == CTL_CMD_INTENT ? CTLC_intent : CTLC_status]++;
+	}
+	/* A descriptor belongs with INTENT only, and only one. */
+	if (p == CTL_PARSE_OK &&
+	    (k->stray_fds || (k->passed_fd >= 0 && req.cmd != CTL_CMD_INTENT))) {
+		c->cnt[CTLC_stray_fds]++;
+		s = CTL_S_BAD_REQUEST;
+		log_peer(&c->rl, now, LOG_DEBUG,
+			 "control: uid %u pid %d: unexpected descriptors, ignoring",
+			 (unsigned)k->cred.uid, (int)k->cred.pid);
+	}
+	if (p == CTL_PARSE_OK && s == CTL_S_OK) {
+		const struct conf_knock *kn;
+
+		switch (req.cmd) {
+		case CTL_CMD_QUERY:
+			kn = find_knock(conf, req.family, req.addr, req.port);
+			if (!kn)
+				s = CTL_S_NO_KNOCK;
+			else
+				n = ctlproto_format_knock(k->reply, sizeof(k->reply),
+							  kn->integrity_len);
+			break;
+		case CTL_CMD_INTENT:
+			s = serve_intent(c, k, conf, intents, now, &req);
+			usable = s == CTL_S_OK;
+			break;
+		case CTL_CMD_STATUS:
+			s = k->cred.uid == 0 ? status_text(k, status, arg) : CTL_S_NOT_ROOT;
+			break;
+		}
+		if (s != CTL_S_OK)
+			log_peer(&c->rl, now, LOG_DEBUG, "control: uid %u pid %d: %s, ignoring",
+				 (unsigned)k->cred.uid, (int)k->cred.pid, ctlproto_status_word(s));
+	}
+	sodium_memzero(&req, sizeof(req));
+	close_passed(k->passed_fd, usable);
+	k->passed_fd = -1;
+
+	c->replies[s]++;
+	if (!k->out) {
+		if (n < 0)
+			n = ctlproto_format_status(k->reply, sizeof(k->reply), s);
+		if (n < 0) {
+			conn_close(c, k);	/* cannot happen: every reply fits */
+			return;
+		}
+		k->out = k->reply;
+		k->out_len = (size_t)n;
+	}
+	k->writing = true;
+	k->deadline_ms = mono_ms() + CTL_TIMEOUT_MS;
+	if (epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, k->fd, &ev) < 0) {
+		c->cnt[CTLC_io_errors]++;
+		conn_close(c, k);
+		return;
+	}
+	conn_write(c, k, now);
+}
+
+/* ------------------------------------------------------------------ */
+/* Connection I/O */
+
+static void take_fds(struct ctl_conn *k, struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+
+	if (msg->msg_flags & MSG_CTRUNC)
+		k->stray_fds = true;
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		size_t n, i;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+		    cm->cmsg_len < CMSG_LEN(0))
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
+			if (k->passed_fd < 0 && !k->stray_fds) {
+				k->passed_fd = fd;
+			} else {
+				close_passed(fd, false);
+				k->stray_fds = true;
+			}
+		}
+	}
+}
+
+static void conn_read(struct ctl *c, struct ctl_conn *k, const struct conf *conf,
+		      struct intent_table *intents, uint64_t now, ctl_status_fn *status, void *arg)
+{
+	for (;;) {
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(sizeof(int) * PASSED_FDS_MAX)];
+		} cbuf;
+		struct iovec iov = { k->in + k->len, sizeof(k->in) - k->len };
+		struct msghdr msg = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
+		};
+		ssize_t r;
+
+		if (k->len == sizeof(k->in))
+			break;		/* no LF within CTL_LINE_MAX: the parser says so */
+		r = recvmsg(k->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;		/* the rest of the line comes later */
+		if (r < 0) {
+			c->cnt[CTLC_io_errors]++;
+			log_peer(&c->rl, now, LOG_DEBUG, "control: uid %u: receive: %s, ignoring",
+				 (unsigned)k->cred.uid, strerror(errno));
+			conn_close(c, k);
+			return;
+		}
+		take_fds(k, &msg);
+		if (r == 0)
+			break;		/* EOF: serve what came */
+		k->len += (size_t)r;
+		if (memchr(k->in + k->len - (size_t)r, '\n', (size_t)r))
+			break;
+	}
+	serve(c, k, conf, intents, now, status, arg);
+}
+
+static void conn_write(struct ctl *c, struct ctl_conn *k, uint64_t now)
+{
+	while (k->out_off < k->out_len) {
+		ssize_t w = send(k->fd, k->out + k->out_off, k->out_len - k->out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;		/* EPOLLOUT brings us back */
+		if (w < 0) {
+			c->cnt[CTLC_io_errors]++;
+			log_peer(&c->rl, now, LOG_DEBUG, "control: uid %u: send: %s, ignoring",
+				 (unsigned)k->cred.uid, strerror(errno));
+			break;
+		}
+		k->out_off += (size_t)w;
+	}
+	conn_close(c, k);	/* one request per connection */
+}
+
+/* Best effort: the client learns why before the connection goes. */
+static void refuse_busy(struct ctl *c, int fd, const struct ucred *cred, uint64_t now)
+{
+	char buf[CTL_REPLY_MAX];
+	int n = ctlproto_format_status(buf, sizeof(buf), CTL_S_BUSY);
+
+	if (n > 0 && send(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		c->cnt[CTLC_io_errors]++;
+	close(fd);
+	c->cnt[CTLC_refused_busy]++;
+	c->replies[CTL_S_BUSY]++;
+	log_peer(&c->rl, now, LOG_DEBUG, "control: uid %u pid %d: too many connections, refusing",
+		 (unsigned)cred->uid, (int)cred->pid);
+}
+
+static void accept_all(struct ctl *c, const struct conf *conf, struct intent_table *intents,
+		       uint64_t now, uint64_t t, ctl_status_fn *status, void *arg)
+{
+	for (int round = 0; round < ACCEPTS_MAX; round++) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		struct ctl_conn *k = NULL;
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		size_t same_uid = 0;
+		int fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			c->cnt[CTLC_accept_errors]++;
+			log_peer(&c->rl, now, LOG_WARNING, "control: accept: %s", strerror(errno));
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				/*
+				 * The pending connection stays and the listener stays
+				 * readable: without a pause, poll() would spin.
+				 */
+				struct epoll_event off = { .events = 0, .data.u32 = LISTENER };
+
+				epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, c->listen_fd, &off);
+				c->paused_until_ms = t + FD_PAUSE_MS;
+			}
+			return;
+		}
+		c->cnt[CTLC_connections]++;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			c->cnt[CTLC_io_errors]++;
+			close(fd);
+			continue;
+		}
+		for (size_t i = 0; i < CTL_MAX_CONN; i++) {
+			if (c->conn[i].fd < 0) {
+				if (!k)
+					k = &c->conn[i];
+			} else if (c->conn[i].cred.uid == cred.uid) {
+				same_uid++;
+			}
+		}
+		/* Root is not limited per uid: `knockgw status` must get through. */
+		if (!k || (cred.uid != 0 && same_uid >= CTL_CONN_PER_UID)) {
+			refuse_busy(c, fd, &cred, now);
+			continue;
+		}
+		k->fd = fd;
+		k->passed_fd = -1;
+		k->cred = cred;
+		k->deadline_ms = t + CTL_TIMEOUT_MS;
+		ev.data.u32 = (uint32_t)(k - c->conn);
+		if (epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			c->cnt[CTLC_io_errors]++;
+			conn_close(c, k);
+			continue;
+		}
+		/* The line is usually there already: no need to wait for the next call. */
+		conn_read(c, k, conf, intents, now, status, arg);
+	}
+}
+
+void ctl_handle(struct ctl *c, const struct conf *conf, struct intent_table *intents,
+		uint64_t now, ctl_status_fn *status, void *arg)
+{
+	struct epoll_event ev[EVENTS_MAX];
+	uint64_t t = mono_ms();
+	bool listener = false;
+	int n, i;
+
+	if (c->epoll_fd < 0)
+		return;
+	if (c->paused_until_ms && t >= c->paused_until_ms) {
+		struct epoll_event on = { .events = EPOLLIN, .data.u32 = LISTENER };
+
+		c->paused_until_ms = 0;
+		epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, c->listen_fd, &on);
+	}
+	n = epoll_wait(c->epoll_fd, ev, EVENTS_MAX, 0);
+	for (i = 0; i < n; i++) {
+		uint32_t slot = ev[i].data.u32;
+		struct ctl_conn *k;
+
+		if (slot == LISTENER) {
+			listener = true;	/* after the others: slots freed now are reused */
+			continue;
+		}
+		if (slot >= CTL_MAX_CONN || c->conn[slot].fd < 0)
+			continue;
+		k = &c->conn[slot];
+		if (k->writing)
+			conn_write(c, k, now);
+		else
+			conn_read(c, k, conf, intents, now, status, arg);
+	}
+	if (listener)
+		accept_all(c, conf, intents, now, t, status, arg);
+
+	for (i = 0; i < CTL_MAX_CONN; i++) {
+		struct ctl_conn *k = &c->conn[i];
+
+		if (k->fd < 0 || k->deadline_ms > t)
+			continue;
+		c->cnt[CTLC_timeouts]++;
+		log_peer(&c->rl, now, LOG_DEBUG, "control: uid %u pid %d: too slow, dropped",
+			 (unsigned)k->cred.uid, (int)k->cred.pid);
+		conn_close(c, k);
+	}
+}
+
+void ctl_counters_foreach(const struct ctl *c, void (*fn)(const char *name, uint64_t value,
+							     void *arg),
+			  void *arg)
+{
+	char name[64];
+	int i;
+
+	for (i = 0; i < CTLC_MAX; i++) {
+		snprintf(name, sizeof(name), "ctl_%s", counter_names[i]);
+		fn(name, c->cnt[i], arg);
+	}
+	for (i = 0; i < CTL_S_UNKNOWN; i++) {
+		char *p;
+
+		if (i == CTL_S_OK)
+			snprintf(name, sizeof(name), "ctl_replies_ok");
+		else
+			snprintf(name, sizeof(name), "ctl_err_%s",
+				 ctlproto_status_word((enum ctl_status)i));
+		for (p = name; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		fn(name, c->replies[i], arg);
+	}
+	for (i = CTL_PARSE_OK + 1; i < CTL_PARSE_MAX; i++) {
+		snprintf(name, sizeof(name), "ctl_bad_%s", ctlproto_parse_name((enum ctl_parse)i));
+		fn(name, c->parse[i], arg);
+	}
+}

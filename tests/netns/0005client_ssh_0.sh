@@ -1,0 +1,66 @@
+#!/bin/sh
+# Client role: an unmodified ssh in the client namespace reaches an sshd that
+# knockgw protects in the server namespace, because the client-side knockgw
+# gives its SYNs the knock ISN and translates the flow; knock and native
+# modes, IPv4 and IPv6, on the translation path given as $1 (kernel|user).
+# Bulk data both ways arrives intact, and the server queued nothing but SYNs.
+. "$(dirname "$0")/lib.sh"
+PATH_KIND=${1:-kernel}
+
+make_topology
+start_sshd
+in_s /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o Port=2222 -o PidFile="$TMP/sshd2.pid" \
+	>"$TMP/sshd2.log" 2>&1 &
+PIDS="$PIDS $!"
+wait_for 10 in_s sh -c "ss -ltn | grep -q ':2222 '"
+
+K=$(key_file k)
+cat >"$TMP/server.conf" <<EOC
+keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "Magic secret string"; } );
+protect = (
+	{ port = 22; mode = "native"; keys = [ "k" ]; },
+	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; }
+);
+EOC
+cat >"$TMP/client.conf" <<EOC
+translate = "$PATH_KIND";
+control_socket = "$TMP/client.sock";
+keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "Magic secret string"; } );
+knock = (
+	{ dst = "192.0.2.0/24"; port = 22; mode = "native"; key = "k"; },
+	{ dst = "2001:db8::/64"; port = 22; mode = "native"; key = "k"; },
+	{ dst = "$S4"; port = 2222; mode = "knock"; key = "legacy"; },
+	{ dst = "$S6"; port = 2222; mode = "knock"; key = "legacy"; }
+);
+EOC
+start_knockgw "$NS_C" "$TMP/client.conf"
+CLI_PID=$KGW_PID
+start_knockgw "$NS_S" "$TMP/server.conf"
+
+SSH="ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+	-o ConnectTimeout=10 -i $TMP/userkey"
+for dst in $S4 $S6; do
+	for port in 22 2222; do
+		out=$(in_c $SSH -p $port root@$dst echo knocked-$port 2>"$TMP/ssh.err") || true
+		check "$PATH_KIND: unmodified ssh to $dst port $port runs a command" \
+			[ "$out" = "knocked-$port" ]
+		[ "$out" = "knocked-$port" ] || cat "$TMP/ssh.err"
+	done
+done
+
+# 30 MB of random data up and down, compared by sha256.
+head -c ${BULK_BYTES:-30000000} /dev/urandom >"$TMP/up.bin"
+up=$(sha256sum <"$TMP/up.bin" | cut -d' ' -f1)
+got=$(in_c timeout ${BULK_TIMEOUT:-120} $SSH root@$S4 "sha256sum" <"$TMP/up.bin" 2>/dev/null | cut -d' ' -f1) || true
+check "$PATH_KIND: 30 MB up over ssh arrive intact" [ "$got" = "$up" ]
+in_c timeout ${BULK_TIMEOUT:-120} $SSH root@$S6 "cat '$TMP/up.bin'" >"$TMP/down.bin" 2>/dev/null || true
+check "$PATH_KIND: 30 MB down over ssh arrive intact" \
+	[ "$(sha256sum <"$TMP/down.bin" | cut -d' ' -f1)" = "$up" ]
+
+queued=$(in_s nft list chain inet knockgw input 2>/dev/null | grep 'dport 22 tcp flags syn / syn,ack' |
+	sed -n 's/.*packets \([0-9]*\).*/\1/p' | head -1)
+check "the server queued only SYNs (established transfers stay in the kernel)" \
+	[ "$(qcounter queued)" -le 12 ]
+check "the client knocked every connection" [ "$(ccounter client_knocked)" -ge 6 ]
+[ -n "${KGW_DEBUG:-}" ] && { counter none "$NS_C" "$CLI_PID"; grep -v "=0$" "$TMP/knockgw-$NS_C.log" | tail -40; }
+finish
