@@ -172,10 +172,11 @@ ccounter() {
 	counter "$1" "$NS_C" "$CLI_PID"
 }
 
-# qcounter NAME: a queue counter (queued, verdicts, enobufs, ...) likewise.
+# qcounter NAME [NS PID]: a queue counter (queued, verdicts, enobufs, ...).
 qcounter() {
-	counter none >/dev/null
-	grep '^counters:' "$TMP/knockgw-$NS_S.log" | tail -1 | tr ' ' '\n' | grep "^$1=" | cut -d= -f2
+	counter none "${2:-$NS_S}" "${3:-$KGW_PID}" >/dev/null
+	grep '^counters:' "$TMP/knockgw-${2:-$NS_S}.log" | tail -1 | tr ' ' '\n' |
+		grep "^$1=" | cut -d= -f2
 }
 
 # key_file NAME: a fresh native key file, mode 0600.

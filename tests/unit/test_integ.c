@@ -86,8 +86,8 @@ static const struct row rows[] = {
 	{ 0xfffffc00, INTEG_MAX_LEN, 3,
 	  { { 1000, 1048, 0, M }, { 2047, 1, 0, M }, { 0, 1200, 0, C } }, INTEG_MAX_LEN },
 	/* 25: zero-length segments change nothing */
-	{ 31, 16, 5, { { 0, 0, 0, M }, { 5, 0, 0, M }, { 0, 16, 0, C }, { 16, 0, 0, C }, { 3, 0, 0, C } },
-	  16 },
+	{ 31, 16, 5,
+	  { { 0, 0, 0, M }, { 5, 0, 0, M }, { 0, 16, 0, C }, { 16, 0, 0, C }, { 3, 0, 0, C } }, 16 },
 	/*
 	 * 26: far away: seq - base >= 2^31 is before base (RFC 9293 3.4),
 	 * so 2^31 and 2^32 - 8 come before, 2^31 - 1 after the window.
@@ -97,8 +97,8 @@ static const struct row rows[] = {
 	    { 12, 4, 0, C } },
 	  16 },
 	/* 27: the same near the wrap */
-	{ 0xfffffff0, 16, 3, { { 0x80000000, 3000, 0, M }, { 0xfffff000, 4096, 0, M }, { 0, 16, 0, C } },
-	  16 },
+	{ 0xfffffff0, 16, 3,
+	  { { 0x80000000, 3000, 0, M }, { 0xfffff000, 4096, 0, M }, { 0, 16, 0, C } }, 16 },
 	/* 28: a partial window stays MORE */
 	{ 42, 100, 3, { { 0, 10, 0, M }, { 50, 10, 0, M }, { 99, 1, 0, M } }, 21 },
 };
@@ -183,7 +183,7 @@ static void table_rows(void)
 
 				for (size_t j = 0; j < row->n; j++)
 					ok &= !have[j] || b.data[j] == before[j];
-				CHECK(ok, "row %u seg %zu: stored bytes kept on conflict", no, i + 1);
+				CHECK(ok, "row %u seg %zu: stored bytes kept", no, i + 1);
 				conflicted = true;
 				break;
 			}

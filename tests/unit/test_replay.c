@@ -159,8 +159,8 @@ static void run(unsigned no, const struct scenario *sc)
 				   no, i + 1, sc->name);
 			break;
 		case CNT:
-			CHECK_EQ_U(replay_count(&r), st->want, "scenario %u step %u: count (%s)", no,
-				   i + 1, sc->name);
+			CHECK_EQ_U(replay_count(&r), st->want, "scenario %u step %u: count (%s)",
+				   no, i + 1, sc->name);
 			break;
 		case END:
 			break;

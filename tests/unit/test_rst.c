@@ -11,7 +11,8 @@
  * none; IPv4 ID 0 with DF, the TTL given, TOS without ECN; IPv6 traffic class
  * without ECN, hop limit, and the flow label policy.  Both checksums of the
  * answer are recomputed here.  The expected numbers are spelled out in the
- * rows, not computed.  No clock, no I/O.
+ * rows, not computed.  Auto flow labels are checked for their properties
+ * (the key is fixed here, random in the daemon).  No clock, no I/O.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -259,57 +260,86 @@ struct row {
 };
 
 static const struct row rows[] = {
+	/*
+	 * family, flags, seq, ack, payload, TOS, flow label, IP options, TCP options,
+	 * TTL, reflect, auto, state ranges, checksum;
+	 *   answer?, flags, seq, ack, TOS, flow label
+	 */
 	/* 1-4: IPv4 SYN, plain and with options everywhere; TOS keeps DSCP, loses ECN */
-	{ V4, S, 1000, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD, 1, R | A, 0, 1001, 0, WL_ZERO },
-	{ V4, S, 0x12345678, 0, 0, 0xbb, 0, 1, 1, 64, 0, 0, 0, CS_GOOD, 1, R | A, 0, 0x12345679, 0xb8,
-	  WL_ZERO },
-	{ V4, S | TCP_ECE | TCP_CWR, 5, 0, 0, 0x03, 0, 0, 0, 255, 0, 0, 0, CS_GOOD, 1, R | A, 0, 6, 0,
-	  WL_ZERO },
-	{ V4, S, 0xffffffff, 0, 0, 0x2e, 0, 0, 1, 1, 0, 0, 0, CS_GOOD, 1, R | A, 0, 0, 0x2c, WL_ZERO },
+	{ V4, S, 1000, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 1001, 0, WL_ZERO },
+	{ V4, S, 0x12345678, 0, 0, 0xbb, 0, 1, 1, 64, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 0x12345679, 0xb8, WL_ZERO },
+	{ V4, S | TCP_ECE | TCP_CWR, 5, 0, 0, 0x03, 0, 0, 0, 255, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 6, 0, WL_ZERO },
+	{ V4, S, 0xffffffff, 0, 0, 0x2e, 0, 0, 1, 1, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 0, 0x2c, WL_ZERO },
 	/* 5-8: FIN, NULL, Xmas, SYN|FIN with payload (odd length) */
-	{ V4, F, 77, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD, 1, R | A, 0, 78, 0, WL_ZERO },
-	{ V4, 0, 77, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD, 1, R | A, 0, 77, 0, WL_ZERO },
-	{ V4, F | P | U, 77, 0, 5, 0x10, 0, 0, 0, 64, 0, 0, 0, CS_GOOD, 1, R | A, 0, 83, 0x10,
-	  WL_ZERO },
-	{ V4, S | F, 0xfffffff0, 0, 17, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD, 1, R | A, 0, 3, 0, WL_ZERO },
+	{ V4, F, 77, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 78, 0, WL_ZERO },
+	{ V4, 0, 77, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 77, 0, WL_ZERO },
+	{ V4, F | P | U, 77, 0, 5, 0x10, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 83, 0x10, WL_ZERO },
+	{ V4, S | F, 0xfffffff0, 0, 17, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 3, 0, WL_ZERO },
 	/* 9-11: ACK, FIN|ACK, data with ACK: seq = their ack, flags R alone */
-	{ V4, A, 500, 0xdeadbeef, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD, 1, R, 0xdeadbeef, 0, 0,
-	  WL_ZERO },
-	{ V4, F | A, 500, 0, 0, 0x01, 0, 0, 1, 64, 0, 0, 0, CS_GOOD, 1, R, 0, 0, 0, WL_ZERO },
-	{ V4, A | P, 500, 0x80000000, 1000, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD, 1, R, 0x80000000, 0, 0,
-	  WL_ZERO },
+	{ V4, A, 500, 0xdeadbeef, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
+	  1, R, 0xdeadbeef, 0, 0, WL_ZERO },
+	{ V4, F | A, 500, 0, 0, 0x01, 0, 0, 1, 64, 0, 0, 0, CS_GOOD,
+	  1, R, 0, 0, 0, WL_ZERO },
+	{ V4, A | P, 500, 0x80000000, 1000, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
+	  1, R, 0x80000000, 0, 0, WL_ZERO },
 	/* 12: SYN with payload (TFO-style): the payload counts */
-	{ V4, S, 100, 0, 64, 0, 0, 0, 1, 64, 0, 0, 0, CS_GOOD, 1, R | A, 0, 165, 0, WL_ZERO },
+	{ V4, S, 100, 0, 64, 0, 0, 0, 1, 64, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 165, 0, WL_ZERO },
 	/* 13-15: RST, RST|ACK and a bad checksum: silence */
-	{ V4, R, 1, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD, 0, 0, 0, 0, 0, WL_ZERO },
-	{ V4, R | A, 1, 2, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD, 0, 0, 0, 0, 0, WL_ZERO },
-	{ V4, S, 1, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_BAD, 0, 0, 0, 0, 0, WL_ZERO },
+	{ V4, R, 1, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
+	  0, 0, 0, 0, 0, WL_ZERO },
+	{ V4, R | A, 1, 2, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
+	  0, 0, 0, 0, 0, WL_ZERO },
+	{ V4, S, 1, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_BAD,
+	  0, 0, 0, 0, 0, WL_ZERO },
 	/* 16: payload captured short: answered, ack from the declared length */
-	{ V4, A | P, 9, 10, 1400, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT, 1, R, 10, 0, 0, WL_ZERO },
+	{ V4, A | P, 9, 10, 1400, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT,
+	  1, R, 10, 0, 0, WL_ZERO },
 	/* 17-20: IPv6, no flow label policy: label 0 even when the SYN has one */
-	{ V6, S, 1000, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD, 1, R | A, 0, 1001, 0, WL_ZERO },
-	{ V6, S, 1000, 0, 0, 0xb9, 0xabcde, 1, 1, 255, 0, 0, 0, CS_GOOD, 1, R | A, 0, 1001, 0xb8,
-	  WL_ZERO },
-	{ V6, F | P | U, 0xffffffff, 0, 1, 0x02, 0x1, 0, 0, 1, 0, 0, 0, CS_GOOD, 1, R | A, 0, 1, 0,
-	  WL_ZERO },
-	{ V6, A, 1, 0xfffffffe, 0, 0xff, 0x12345, 0, 0, 64, 0, 0, 0, CS_GOOD, 1, R, 0xfffffffe, 0,
-	  0xfc, WL_ZERO },
+	{ V6, S, 1000, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 1001, 0, WL_ZERO },
+	{ V6, S, 1000, 0, 0, 0xb9, 0xabcde, 1, 1, 255, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 1001, 0xb8, WL_ZERO },
+	{ V6, F | P | U, 0xffffffff, 0, 1, 0x02, 0x1, 0, 0, 1, 0, 0, 0, CS_GOOD,
+	  1, R | A, 0, 1, 0, WL_ZERO },
+	{ V6, A, 1, 0xfffffffe, 0, 0xff, 0x12345, 0, 0, 64, 0, 0, 0, CS_GOOD,
+	  1, R, 0xfffffffe, 0, 0xfc, WL_ZERO },
 	/* 21-23: reflect: the segment's label, ranges or not; auto does not override */
-	{ V6, S, 7, 0, 0, 0, 0xabcde, 0, 0, 64, 1, 0, 0, CS_GOOD, 1, R | A, 0, 8, 0, WL_IN },
-	{ V6, S, 7, 0, 0, 0, 0x00001, 0, 1, 64, 1, 1, 1, CS_GOOD, 1, R | A, 0, 8, 0, WL_IN },
-	{ V6, F | A, 7, 9, 0, 0x4a, 0xfffff, 0, 0, 64, 1, 1, 0, CS_GOOD, 1, R, 9, 0, 0x48, WL_IN },
+	{ V6, S, 7, 0, 0, 0, 0xabcde, 0, 0, 64, 1, 0, 0, CS_GOOD,
+	  1, R | A, 0, 8, 0, WL_IN },
+	{ V6, S, 7, 0, 0, 0, 0x00001, 0, 1, 64, 1, 1, 1, CS_GOOD,
+	  1, R | A, 0, 8, 0, WL_IN },
+	{ V6, F | A, 7, 9, 0, 0x4a, 0xfffff, 0, 0, 64, 1, 1, 0, CS_GOOD,
+	  1, R, 9, 0, 0x48, WL_IN },
 	/* 24-26: reflect with label 0 falls back to auto, or to 0 */
-	{ V6, S, 7, 0, 0, 0, 0, 0, 0, 64, 1, 1, 0, CS_GOOD, 1, R | A, 0, 8, 0, WL_AUTO },
-	{ V6, S, 7, 0, 0, 0, 0, 0, 0, 64, 1, 1, 1, CS_GOOD, 1, R | A, 0, 8, 0, WL_AUTO },
-	{ V6, S, 7, 0, 0, 0, 0, 0, 0, 64, 1, 0, 1, CS_GOOD, 1, R | A, 0, 8, 0, WL_ZERO },
+	{ V6, S, 7, 0, 0, 0, 0, 0, 0, 64, 1, 1, 0, CS_GOOD,
+	  1, R | A, 0, 8, 0, WL_AUTO },
+	{ V6, S, 7, 0, 0, 0, 0, 0, 0, 64, 1, 1, 1, CS_GOOD,
+	  1, R | A, 0, 8, 0, WL_AUTO },
+	{ V6, S, 7, 0, 0, 0, 0, 0, 0, 64, 1, 0, 1, CS_GOOD,
+	  1, R | A, 0, 8, 0, WL_ZERO },
 	/* 27-28: auto without reflect ignores the segment's label */
-	{ V6, S, 7, 0, 0, 0, 0x54321, 0, 0, 64, 0, 1, 0, CS_GOOD, 1, R | A, 0, 8, 0, WL_AUTO },
-	{ V6, S | F, 7, 0, 30, 0, 0x54321, 1, 1, 64, 0, 1, 1, CS_GOOD, 1, R | A, 0, 39, 0, WL_AUTO },
+	{ V6, S, 7, 0, 0, 0, 0x54321, 0, 0, 64, 0, 1, 0, CS_GOOD,
+	  1, R | A, 0, 8, 0, WL_AUTO },
+	{ V6, S | F, 7, 0, 30, 0, 0x54321, 1, 1, 64, 0, 1, 1, CS_GOOD,
+	  1, R | A, 0, 39, 0, WL_AUTO },
 	/* 29-32: IPv6 RST, RST|ACK, bad checksum, short capture */
-	{ V6, R, 1, 0, 0, 0, 0, 0, 0, 64, 1, 1, 1, CS_GOOD, 0, 0, 0, 0, 0, WL_ZERO },
-	{ V6, R | A, 1, 0, 5, 0, 0, 0, 0, 64, 1, 1, 1, CS_GOOD, 0, 0, 0, 0, 0, WL_ZERO },
-	{ V6, S, 1, 0, 0, 0, 0, 1, 1, 64, 1, 1, 1, CS_BAD, 0, 0, 0, 0, 0, WL_ZERO },
-	{ V6, S, 1, 0, 600, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT, 1, R | A, 0, 602, 0, WL_ZERO },
+	{ V6, R, 1, 0, 0, 0, 0, 0, 0, 64, 1, 1, 1, CS_GOOD,
+	  0, 0, 0, 0, 0, WL_ZERO },
+	{ V6, R | A, 1, 0, 5, 0, 0, 0, 0, 64, 1, 1, 1, CS_GOOD,
+	  0, 0, 0, 0, 0, WL_ZERO },
+	{ V6, S, 1, 0, 0, 0, 0, 1, 1, 64, 1, 1, 1, CS_BAD,
+	  0, 0, 0, 0, 0, WL_ZERO },
+	{ V6, S, 1, 0, 600, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT,
+	  1, R | A, 0, 602, 0, WL_ZERO },
 };
 
 /* Checks the answer out[0..len) to the segment in (built as b) against r. */

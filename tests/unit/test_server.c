@@ -20,6 +20,8 @@
  * last step every counter is compared with the scenario's list (those not
  * listed must be 0).  Then time runs far ahead so that every pending flow
  * ends, and every packet must have had exactly one verdict (STYLE rule 18).
+ * Scenarios marked known_bug show a bug reported against server.c: their
+ * failures print as TODOs and do not fail the suite until it is fixed.
  */
 #include <errno.h>
 #include <arpa/inet.h>
@@ -227,22 +229,22 @@ static const struct entry_spec {
 	uint32_t replay_ttl;
 	const char *addr[2];
 } entries[NENTRIES] = {
-	[E_KNOCK] = { 22, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_RESET, 0, true, 3600,
-		      { NULL } },
+	[E_KNOCK] = { 22, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_RESET, 0,
+		      true, 3600, { NULL } },
 	[E_NATIVE] = { 443, KG_MODE_NATIVE, 2, { KEY_ROTATED, KEY_NATIVE }, KEY_NATIVE, 0,
 		       ON_FAIL_RESET, 30, true, 90, { NULL } },
-	[E_DROP] = { 2022, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_DROP, 0, true, 3600,
-		     { NULL } },
+	[E_DROP] = { 2022, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_DROP, 0,
+		     true, 3600, { NULL } },
 	[E_NOREPLAY] = { 2023, KG_MODE_NATIVE, 1, { KEY_NATIVE }, KEY_NATIVE, 0, ON_FAIL_RESET, 30,
 			 false, 90, { NULL } },
-	[E_INTEG] = { 2222, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 16, ON_FAIL_RESET, 0, true,
-		      3600, { NULL } },
+	[E_INTEG] = { 2222, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 16, ON_FAIL_RESET, 0,
+		      true, 3600, { NULL } },
 	[E_INTEG_N] = { 8443, KG_MODE_NATIVE, 1, { KEY_NATIVE }, KEY_NATIVE, 64, ON_FAIL_RESET, 30,
 			true, 90, { NULL } },
 	[E_INTEG_MAX] = { 2048, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, INTEG_MAX_LEN,
 			  ON_FAIL_RESET, 0, true, 3600, { NULL } },
-	[E_ADDR] = { 80, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_RESET, 0, true, 3600,
-		     { "192.0.2.1", "2001:db8::1/128" } },
+	[E_ADDR] = { 80, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_RESET, 0,
+		     true, 3600, { "192.0.2.1", "2001:db8::1/128" } },
 };
 
 static struct conf conf;
@@ -490,9 +492,11 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN("1A", .how = ISN_PREV), SYN("2A", .how = ISN_NEXT, .who = OTHER_SPORT) },
 	  .cnt = { C(syn_accepted, 2) } },
 	{ "knock with ECN setup flags and a payload", E_KNOCK, V4, true,
-	  .s = { SYN("1A", .flags = TCP_ECE | TCP_CWR, .len = 20) }, .cnt = { C(syn_accepted, 1) } },
+	  .s = { SYN("1A", .flags = TCP_ECE | TCP_CWR, .len = 20) },
+	  .cnt = { C(syn_accepted, 1) } },
 	/* 9-15: wrong ISNs: closed-port answer (reset) or silence (drop) */
-	{ "knock v4 wrong ISN", E_KNOCK, V4, false, .s = { SYN("1D", .how = ISN_BAD, .answers = 1) },
+	{ "knock v4 wrong ISN", E_KNOCK, V4, false,
+	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1) },
 	  .cnt = { C(syn_refused, 1), C(rst_sent, 1) } },
 	{ "knock v6 TS wrong ISN", E_KNOCK, V6, true,
 	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1) },
@@ -665,6 +669,14 @@ static const struct scenario scenarios[] = {
 	{ "integrity: wrong ISN, then its data", E_INTEG, V4, false,
 	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1), DATA(0, 16, "2D", .kills = 1) },
 	  .cnt = { C(syn_refused, 1), C(rst_sent, 1), C(integ_unknown, 1) } },
+	/*
+	 * 65: a copy of the SYN reordered behind the data must not flag the
+	 * verified flow for checking again: its later segments would be held
+	 * until the timeout reset it.
+	 */
+	{ "integrity: a late SYN copy after the release", E_INTEG, V6, true, .known_bug = true,
+	  .s = { SYN("1I"), DATA(0, 16, "2L"), SYN("3A"), DATA(16, 100, "4A") },
+	  .cnt = { C(syn_accepted, 2), C(integ_ok, 1) } },
 };
 
 /* ------------------------------------------------------------------ */
@@ -749,7 +761,9 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 {
 	const char *p = want;
 	size_t e = from;
+	char at[32];
 
+	snprintf(at, sizeof(at), "scenario %u step %u", r->no, step);
 	while (*p) {
 		unsigned a, b;
 		char code;
@@ -769,8 +783,7 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 			while (e < nevents && events[e].kind != EV_VERDICT)
 				e++;
 			if (e == nevents) {
-				CHECK(0, "scenario %u step %u: verdict %u%c missing", r->no, step, id,
-				      code);
+				CHECK(0, "%s: verdict %u%c missing", at, id, code);
 				return;
 			}
 			const struct event *ev = &events[e++];
@@ -778,33 +791,33 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 					       : code == 'A' ? NFQUEUE_ACCEPT
 							     : NFQUEUE_REPEAT;
 
-			CHECK_EQ_U(ev->id, id, "scenario %u step %u: verdict order", r->no, step);
-			CHECK_EQ_U(ev->v, v, "scenario %u step %u: verdict for %u", r->no, step, id);
+			CHECK_EQ_U(ev->id, id, "%s: verdict order", at);
+			CHECK_EQ_U(ev->v, v, "%s: verdict for %u", at, id);
 			if (code == 'I') {
-				CHECK(ev->marked, "scenario %u step %u: %u marked", r->no, step, id);
+				CHECK(ev->marked, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark,
 					   (r->marks[id] & ~(uint32_t)KGW_MARK_MASK) | KGW_MARK_INTEG,
-					   "scenario %u step %u: INTEG mark for %u", r->no, step, id);
+					   "%s: INTEG mark for %u", at, id);
 			} else if (code == 'L') {
-				CHECK(ev->marked, "scenario %u step %u: %u marked", r->no, step, id);
+				CHECK(ev->marked, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark & KGW_MARK_MASK, KGW_MARK_RELEASE,
-					   "scenario %u step %u: RELEASE mark for %u", r->no, step, id);
-				if (r->marks[id] & ~(uint32_t)KGW_MARK_MASK)
-					KNOWN_BUG(ev->mark == ((r->marks[id] & ~(uint32_t)KGW_MARK_MASK) |
-							       KGW_MARK_RELEASE),
-						  "scenario %u step %u: release mark 0x%08x drops the "
-						  "packet's other bits (0x%08x)",
-						  r->no, step, ev->mark, r->marks[id]);
+					   "%s: RELEASE mark for %u", at, id);
+				/* ... and keeps the packet's other bits, as INTEG does. */
+				uint32_t other = r->marks[id] & ~(uint32_t)KGW_MARK_MASK;
+
+				if (other)
+					KNOWN_BUG(ev->mark == (other | KGW_MARK_RELEASE),
+						  "%s: release mark 0x%08x drops the packet's other "
+						  "bits (0x%08x)", at, ev->mark, r->marks[id]);
 			} else {
 				/* Plain verdicts leave the packet's mark alone. */
-				CHECK(!ev->marked, "scenario %u step %u: %u unmarked", r->no, step, id);
+				CHECK(!ev->marked, "%s: %u unmarked", at, id);
 			}
 		}
 	}
 	while (e < nevents && events[e].kind != EV_VERDICT)
 		e++;
-	CHECK(e == nevents, "scenario %u step %u: extra verdict for %u", r->no, step,
-	      e < nevents ? events[e].id : 0);
+	CHECK(e == nevents, "%s: extra verdict for %u", at, e < nevents ? events[e].id : 0);
 }
 
 /* Aborts and answers of events[from..): how many, for which flow, and in what order. */
@@ -815,7 +828,9 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 	size_t alen = sc->family == AF_INET ? 4 : 16;
 	unsigned kills = 0, answers = 0;
 	bool unflushed = false;
+	char at[32];
 
+	snprintf(at, sizeof(at), "scenario %u step %u", r->no, step);
 	for (size_t i = from; i < nevents; i++) {
 		const struct event *ev = &events[i];
 
@@ -832,34 +847,28 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 		case EV_KILL:
 			kills++;
 			/* Verdicts first: the aborted socket must find nothing left to read. */
-			CHECK(!unflushed, "scenario %u step %u: verdicts flushed before the abort",
-			      r->no, step);
-			CHECK_EQ_U(ev->family, sc->family, "scenario %u step %u: kill family", r->no,
-				   step);
+			CHECK(!unflushed, "%s: verdicts flushed before the abort", at);
+			CHECK_EQ_U(ev->family, sc->family, "%s: kill family", at);
 			CHECK(memcmp(ev->local, dst_of(sc->family, 0), alen) == 0,
-			      "scenario %u step %u: kill local address", r->no, step);
+			      "%s: kill local address", at);
 			CHECK(memcmp(ev->remote, src_of(sc->family, st->who), alen) == 0,
-			      "scenario %u step %u: kill remote address", r->no, step);
-			CHECK_EQ_U(ev->lport, entries[sc->entry].port, "scenario %u step %u: kill lport",
-				   r->no, step);
-			CHECK_EQ_U(ev->rport, sport_of(st->who), "scenario %u step %u: kill rport",
-				   r->no, step);
+			      "%s: kill remote address", at);
+			CHECK_EQ_U(ev->lport, entries[sc->entry].port, "%s: kill lport", at);
+			CHECK_EQ_U(ev->rport, sport_of(st->who), "%s: kill rport", at);
 			break;
 		case EV_ANSWER:
 			answers++;
-			CHECK(have_pkt, "scenario %u step %u: an answer needs a packet", r->no, step);
-			CHECK_EQ_U(ev->seq, pkt_seq, "scenario %u step %u: answers this packet", r->no,
-				   step);
-			CHECK_EQ_U(ev->indev, INDEV, "scenario %u step %u: answer indev", r->no, step);
-			CHECK_EQ_U(ev->now, r->s.mono, "scenario %u step %u: answer clock", r->no,
-				   step);
+			CHECK(have_pkt, "%s: an answer needs a packet", at);
+			CHECK_EQ_U(ev->seq, pkt_seq, "%s: answers this packet", at);
+			CHECK_EQ_U(ev->indev, INDEV, "%s: answer indev", at);
+			CHECK_EQ_U(ev->now, r->s.mono, "%s: answer clock", at);
 			CHECK(memcmp(ev->remote, src_of(sc->family, st->who), alen) == 0,
-			      "scenario %u step %u: answer to the sender", r->no, step);
+			      "%s: answer to the sender", at);
 			break;
 		}
 	}
-	CHECK_EQ_U(kills, st->kills, "scenario %u step %u: sockets aborted", r->no, step);
-	CHECK_EQ_U(answers, st->answers, "scenario %u step %u: closed-port answers", r->no, step);
+	CHECK_EQ_U(kills, st->kills, "%s: sockets aborted", at);
+	CHECK_EQ_U(answers, st->answers, "%s: closed-port answers", at);
 }
 
 /* Sends one packet of step st; returns its seq. */
@@ -1037,8 +1046,8 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 		if (events[i].kind == EV_VERDICT)
 			r.verdicts[events[i].id < MAX_IDS ? events[i].id : 0]++;
 	for (uint32_t id = 1; id <= r.next_id && id < MAX_IDS; id++)
-		CHECK_EQ_U(r.verdicts[id], 1, "scenario %u (%s): verdicts for packet %u", no, sc->name,
-			   id);
+		CHECK_EQ_U(r.verdicts[id], 1, "scenario %u (%s): verdicts for packet %u", no,
+			   sc->name, id);
 	CHECK_EQ_U(r.verdicts[0], 0, "scenario %u: verdicts for unknown ids", no);
 	CHECK_EQ_U(r.s.held_packets, 0, "scenario %u: nothing held at the end", no);
 	CHECK_EQ_U(r.s.held_bytes, 0, "scenario %u: no bytes held at the end", no);

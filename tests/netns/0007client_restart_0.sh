@@ -1,0 +1,54 @@
+#!/bin/sh
+# Restart safety: a rate-limited scp through the client role survives
+# kill -9 of the client's knockgw and a restart a second later, on both
+# translation paths, and arrives with the same sha256.  The kernel path
+# needs no daemon for an established flow; the user path finds each flow's
+# shift in its conntrack entry again.
+. "$(dirname "$0")/lib.sh"
+
+make_topology
+start_sshd
+K=$(key_file k)
+cat >"$TMP/server.conf" <<EOC
+keys = ( { name = "k"; file = "$K"; } );
+protect = ( { port = 22; mode = "native"; keys = [ "k" ]; } );
+EOC
+start_knockgw "$NS_S" "$TMP/server.conf"
+SRV_PID=$KGW_PID
+head -c 3000000 /dev/urandom >"$TMP/src.bin"
+want=$(sha256sum <"$TMP/src.bin" | cut -d' ' -f1)
+SCP="scp -q -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+	-o ConnectTimeout=10 -i $TMP/userkey"
+
+for kind in kernel user; do
+	cat >"$TMP/client-$kind.conf" <<-EOC
+	translate = "$kind";
+	control_socket = "$TMP/client.sock";
+	keys = ( { name = "k"; file = "$K"; } );
+	knock = ( { dst = "$S4"; port = 22; mode = "native"; key = "k"; },
+		  { dst = "$S6"; port = 22; mode = "native"; key = "k"; } );
+	EOC
+	for dst in $S4 "[$S6]"; do
+		start_knockgw "$NS_C" "$TMP/client-$kind.conf"
+		rm -f "$TMP/dst.bin"
+		# 3 MB at 2400 kbit/s: about ten seconds on the wire.
+		in_c timeout 90 $SCP -l 2400 "$TMP/src.bin" "root@$dst:$TMP/dst.bin" \
+			>"$TMP/scp.log" 2>&1 &
+		scp_pid=$!
+		# Kill the daemon once the transfer is under way.
+		wait_for 20 sh -c "[ -s '$TMP/dst.bin' ]"
+		sleep 1
+		kill -9 "$KGW_PID"
+		sleep 1
+		start_knockgw "$NS_C" "$TMP/client-$kind.conf"
+		if wait "$scp_pid"; then rc=0; else rc=$?; fi
+		check "$kind path, $dst: scp finished after kill -9 and restart (rc $rc)" [ $rc = 0 ]
+		check "$kind path, $dst: the copy has the same sha256" \
+			[ "$(sha256sum <"$TMP/dst.bin" | cut -d' ' -f1)" = "$want" ]
+		kill "$KGW_PID"
+		wait_for 5 sh -c "! kill -0 $KGW_PID"
+	done
+done
+KGW_PID=$SRV_PID
+check "the server stayed up throughout" kill -0 "$SRV_PID"
+finish
