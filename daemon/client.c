@@ -123,7 +123,7 @@ static void refuse_integrity(struct client *c, struct nfqueue *q, const struct n
 		 "%%h %%p')", dst, v->dport);
 	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 	/* An RST to the local socket fails connect() now, not after minutes. */
-	rawsock_answer_closed(c->rs, p->data, v, 0, c->mono);
+	rawsock_answer_closed(c->rs, p->data, v, 0, p->skbinfo, c->mono);
 }
 
 /* Creates the conntrack entry; replaces a stale one left by an old flow. */

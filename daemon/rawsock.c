@@ -2,6 +2,7 @@
  * rawsock.c - see rawsock.h.
  */
 #include <errno.h>
+#include <linux/netfilter/nfnetlink_queue.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -124,13 +125,15 @@ void rawsock_close(struct rawsock *rs)
 }
 
 int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct pkt_view *v,
-			  uint32_t indev, uint64_t now)
+			  uint32_t indev, uint32_t skbinfo, uint64_t now)
 {
 	uint8_t out[RST_MAX_LEN];
 	size_t len;
 	ssize_t n;
 
 	refresh(rs, now);
+	/* With GSO queues the kernel hands us local packets before their sum. */
+	rs->rp4.csum_unfinished = rs->rp6.csum_unfinished = (skbinfo & NFQA_SKB_CSUMNOTREADY) != 0;
 	if (v->family == AF_INET) {
 		struct sockaddr_in to = { .sin_family = AF_INET };
 

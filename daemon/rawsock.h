@@ -21,10 +21,11 @@ struct rawsock *rawsock_open(void);
 void rawsock_close(struct rawsock *rs);
 
 /*
- * Answers pkt (which arrived on interface indev) as a closed port would:
+ * Answers pkt (which arrived on interface indev; skbinfo as NFQUEUE gave it)
+ * as a closed port would:
  * 1 sent, 0 no answer due, -errno on a send error.
  */
 int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct pkt_view *v,
-			  uint32_t indev, uint64_t now);
+			  uint32_t indev, uint32_t skbinfo, uint64_t now);
 
 #endif

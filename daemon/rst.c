@@ -70,11 +70,17 @@ size_t rst_build(const uint8_t *pkt, const struct pkt_view *v, const struct rst_
 
 	if (v->flags & TCP_RST)
 		return 0;
-	/* The kernel's TCP checks the sum before it answers; so do we. */
-	if (v->payload_caplen == v->payload_len) {
+	/*
+	 * The kernel's TCP checks the sum before it answers; so do we.  It sums
+	 * the segment with its checksum field, so 0xffff in the field stands
+	 * for a computed 0x0000 too (one's complement has two zeros, RFC 1071
+	 * and RFC 1624 section 3); the computed value is never 0xffff.
+	 */
+	if (!rp->csum_unfinished && v->payload_caplen == v->payload_len) {
 		uint16_t got = (uint16_t)(pkt[v->l4_off + 16] << 8 | pkt[v->l4_off + 17]);
+		uint16_t want = seqrewrite_tcp_csum_full(pkt, v);
 
-		if (seqrewrite_tcp_csum_full(pkt, v) != got)
+		if (got != want && !(got == 0xffff && want == 0))
 			return 0;
 	}
 

@@ -34,6 +34,8 @@ struct rst_params {
 	bool flowlabel_auto;		/* auto_flowlabels is 1 or 3 */
 	bool flowlabel_state_ranges;
 	uint8_t flowlabel_key[16];	/* crypto_shorthash key for the label hash */
+	bool csum_unfinished;		/* the segment's checksum is not final yet
+					   (local, offloaded): do not judge it */
 };
 
 /*

@@ -20,6 +20,7 @@
 
 enum {
 	MAX_HELD = 32,			/* segments held per integrity flow */
+	RELEASE_GRACE = 2,		/* seconds a verified flow is remembered */
 	PENDING_MIN = 64,
 };
 
@@ -27,6 +28,7 @@ struct held {
 	uint32_t id;
 	uint32_t seq;
 	uint32_t bytes;
+	uint32_t mark;
 };
 
 /* An integrity flow between its SYN and the check of its first bytes. */
@@ -39,6 +41,7 @@ struct pending {
 	uint16_t lport, rport;
 	uint32_t held_bytes;
 	uint8_t nheld;
+	bool released;		/* verified: segments still in the queue pass */
 	struct held held[MAX_HELD];
 	struct integ_buf buf;
 };
@@ -111,7 +114,7 @@ static const char *addr_str(const struct pkt_view *v, const uint8_t *addr, char 
 static void send_closed_rst(struct server *s, const struct nfqueue_packet *p,
 			    const struct pkt_view *v)
 {
-	int r = rawsock_answer_closed(s->rs, p->data, v, p->indev, s->mono);
+	int r = rawsock_answer_closed(s->rs, p->data, v, p->indev, p->skbinfo, s->mono);
 
 	if (r > 0)
 		s->cnt.c[SC_rst_sent]++;
@@ -205,7 +208,10 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 			return;
 		}
 		struct pending *pf = fe->value;
-		if (created || pf->nheld == 0) {
+		if (!created && pf->released && pf->isn == v->seq) {
+			/* A late copy of a verified flow's SYN: do not flag it again. */
+			nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		} else if (created || pf->nheld == 0) {
 			/* New, or a retransmitted SYN before any data: (re)start. */
 			memset(pf, 0, sizeof(*pf));
 			pf->epoch = epoch;
@@ -222,8 +228,9 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 			fe->expires = s->mono + c->integrity_timeout;
 		}
 		/* Our chain sees the mark, flags the conntrack entry, accepts. */
-		nfqueue_verdict_mark(q, p->id, NFQUEUE_REPEAT,
-				     (p->mark & ~(uint32_t)KGW_MARK_MASK) | KGW_MARK_INTEG);
+		if (!pf->released)
+			nfqueue_verdict_mark(q, p->id, NFQUEUE_REPEAT,
+					     (p->mark & ~(uint32_t)KGW_MARK_MASK) | KGW_MARK_INTEG);
 	}
 	s->cnt.c[SC_syn_accepted]++;
 	s->cnt.port_accepted[pi]++;
@@ -287,15 +294,27 @@ static void release_flow(struct server *s, struct nfqueue *q, struct flow_entry 
 	for (size_t i = 0; i < pf->nheld; i++) {
 		/* The first one also clears the flow's conntrack flag. */
 		if (i == 0)
-			nfqueue_verdict_mark(q, pf->held[i].id, NFQUEUE_REPEAT, KGW_MARK_RELEASE);
+			nfqueue_verdict_mark(q, pf->held[i].id, NFQUEUE_REPEAT,
+					     (pf->held[i].mark & ~(uint32_t)KGW_MARK_MASK) |
+						     KGW_MARK_RELEASE);
 		else
 			nfqueue_verdict(q, pf->held[i].id, NFQUEUE_ACCEPT);
 		s->held_bytes -= pf->held[i].bytes;
 	}
 	s->held_packets -= pf->nheld;
-	memset(pf, 0, sizeof(*pf));
-	flow_remove(&s->pending, fe);
 	nfqueue_set_held(q, s->held_packets);
+	/*
+	 * Segments the rules queued before the RELEASE verdict cleared the
+	 * conntrack flag (sent right behind the completing one) still come to
+	 * us: keep the flow as verified for a moment so that they pass instead
+	 * of resetting it.  The kernel's TCP trims any late copy of bytes it
+	 * already has.
+	 */
+	pf->nheld = 0;
+	pf->held_bytes = 0;
+	pf->released = true;
+	memset(&pf->buf, 0, sizeof(pf->buf));
+	fe->expires = s->mono + RELEASE_GRACE;
 }
 
 static void handle_segment(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
@@ -324,6 +343,10 @@ static void handle_segment(struct server *s, struct nfqueue *q, const struct nfq
 		return;
 	}
 	pf = fe->value;
+	if (pf->released) {
+		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		return;
+	}
 
 	/* The handshake's ACK, a bare FIN or an RST carry no bytes to check. */
 	if (v->payload_len == 0) {
@@ -355,7 +378,8 @@ static void handle_segment(struct server *s, struct nfqueue *q, const struct nfq
 
 	enum integ_status st = integ_add(&pf->buf, v->seq, p->data + v->payload_off,
 					 v->payload_caplen);
-	pf->held[pf->nheld++] = (struct held){ .id = p->id, .seq = v->seq, .bytes = bytes };
+	pf->held[pf->nheld++] = (struct held){ .id = p->id, .seq = v->seq, .bytes = bytes,
+					       .mark = p->mark };
 	pf->held_bytes += bytes;
 	s->held_bytes += bytes;
 	s->held_packets++;
@@ -432,6 +456,8 @@ static void expire(struct flow_entry *fe, void *arg)
 	struct server *s = t->s;
 	struct pending *pf = fe->value;
 
+	if (pf->released)
+		return;		/* verified; its grace is over */
 	s->cnt.c[SC_integ_timeout]++;
 	for (size_t i = 0; i < pf->nheld; i++) {
 		nfqueue_verdict(t->q, pf->held[i].id, NFQUEUE_DROP);
