@@ -110,3 +110,36 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# make install / make uninstall (DESTDIR= for staging).  The config and the
+# keys are the administrator's: install never overwrites an existing config
+# (the new one goes beside it as knockgw.conf.new) and uninstall keeps both.
+SYSCONFDIR ?= /etc
+SYSTEMDUNITDIR ?= /lib/systemd/system
+MANDIR ?= $(PREFIX)/share/man
+MAN_PAGES := man/knockgw.8 man/knockgw.conf.5 man/knock-connect.1
+KGW_CONF := $(DESTDIR)$(SYSCONFDIR)/knockgw/knockgw.conf
+
+.PHONY: install uninstall
+install: all
+	$(Q)install -D -m 0755 $(BUILD)/knockgw $(DESTDIR)$(PREFIX)/sbin/knockgw
+	$(Q)install -D -m 0755 $(BUILD)/knock-connect $(DESTDIR)$(PREFIX)/bin/knock-connect
+	$(Q)sed 's|/usr/sbin/knockgw|$(PREFIX)/sbin/knockgw|g' systemd/knockgw.service \
+		> $(BUILD)/knockgw.service
+	$(Q)install -D -m 0644 $(BUILD)/knockgw.service $(DESTDIR)$(SYSTEMDUNITDIR)/knockgw.service
+	$(Q)if [ -e $(KGW_CONF) ]; then \
+		install -D -m 0600 conf/knockgw.conf $(KGW_CONF).new; \
+		echo "kept $(KGW_CONF); the new example is $(KGW_CONF).new"; \
+	else \
+		install -D -m 0600 conf/knockgw.conf $(KGW_CONF); \
+	fi
+	$(Q)install -d -m 0700 $(DESTDIR)$(SYSCONFDIR)/knockgw/keys
+	$(Q)for m in $(MAN_PAGES); do \
+		s=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/$${m#man/} || exit 1; \
+	done
+
+uninstall:
+	$(Q)rm -f $(DESTDIR)$(PREFIX)/sbin/knockgw $(DESTDIR)$(PREFIX)/bin/knock-connect \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/knockgw.service
+	$(Q)for m in $(MAN_PAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m#man/}; done
+	$(Q)echo "kept $(DESTDIR)$(SYSCONFDIR)/knockgw (configuration and keys); remove it by hand"

@@ -323,6 +323,11 @@ void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_pac
 		translate(c, q, p, &v, SEQ_IN);
 }
 
+void client_set_conf(struct client *c, const struct conf *conf)
+{
+	c->conf = conf;
+}
+
 void client_tick(struct client *c)
 {
 	flow_gc(&c->syns, c->mono, NULL, NULL);

@@ -66,6 +66,9 @@ void client_free(struct client *c);
 void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p);
 void client_tick(struct client *c);
 
+/* Switches to a reloaded configuration; pinned SYNs and flows carry over. */
+void client_set_conf(struct client *c, const struct conf *conf);
+
 const char *client_counter_name(enum client_counter cc);
 
 #endif

@@ -12,8 +12,12 @@
  * daemon only looks at them (fstat, getsockopt, getsockname) and closes
  * them; it never reads, writes or connects them.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* struct ucred, accept4, MSG_CMSG_CLOEXEC */
+#endif
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdbool.h>
@@ -35,7 +39,7 @@ enum {
 	PASSED_FDS_MAX = 8,		/* one is right; room to see (and close) strays */
 	EVENTS_MAX = 16,
 	ACCEPTS_MAX = 128,		/* per call, so a connect flood cannot hold us */
-	FD_PAUSE_MS = 100,		/* after accept() found no free descriptor */
+	PAUSE_MS = 100,			/* after accept() found no memory or fd */
 };
 
 struct ctl_conn {
@@ -168,6 +172,7 @@ int ctl_open(struct ctl *c, const char *path)
 	memset(c, 0, sizeof(*c));
 	c->listen_fd = -1;
 	c->epoll_fd = -1;
+	c->spare_fd = -1;
 	c->rl = (struct log_ratelimit){ .interval = 10, .burst = 20 };
 	if (path[0] != '/' || len >= sizeof(sun.sun_path)) {
 		log_warnx("control socket: \"%s\" is not an absolute path that fits sun_path", path);
@@ -219,6 +224,7 @@ int ctl_open(struct ctl *c, const char *path)
 		log_warn("control socket: listen");
 		goto fail;
 	}
+	c->spare_fd = fcntl(c->listen_fd, F_DUPFD_CLOEXEC, 0);
 	c->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epoll_fd < 0 || epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, c->listen_fd, &ev) < 0) {
 		r = -errno;
@@ -286,8 +292,11 @@ void ctl_close(struct ctl *c)
 		close(c->epoll_fd);
 	if (c->listen_fd >= 0)
 		close(c->listen_fd);
+	if (c->spare_fd >= 0)
+		close(c->spare_fd);
 	c->epoll_fd = -1;
 	c->listen_fd = -1;
+	c->spare_fd = -1;
 	/* A daemon started after us may own the path by now: only our own file goes. */
 	if (c->path[0] && lstat(c->path, &st) == 0 && st.st_dev == c->dev && st.st_ino == c->ino)
 		unlink(c->path);
@@ -329,8 +338,10 @@ static enum ctl_status check_socket(int fd, const struct ucred *cred, int family
 	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 || len < 1 ||
 	    ti.tcpi_state != TCP_CLOSE)
 		return CTL_S_BAD_SOCKET;
+	memset(&ss, 0, sizeof(ss));
 	len = sizeof(ss);
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0 || ss.ss_family != family)
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0 || ss.ss_family != family ||
+	    len < (family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)))
 		return CTL_S_BAD_SOCKET;
 	if (family == AF_INET)
 		port = ntohs(((const struct sockaddr_in *)&ss)->sin_port);
@@ -596,21 +607,39 @@ static void accept_all(struct ctl *c, const struct conf *conf, struct intent_tab
 		int fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
+			int err = errno;
+
+			if (err == EAGAIN || err == EWOULDBLOCK)
 				return;
-			if (errno == EINTR || errno == ECONNABORTED)
+			if (err == EINTR || err == ECONNABORTED)
 				continue;
 			c->cnt[CTLC_accept_errors]++;
-			log_peer(&c->rl, now, LOG_WARNING, "control: accept: %s", strerror(errno));
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+			log_peer(&c->rl, now, LOG_WARNING, "control: accept: %s", strerror(err));
+			if ((err == EMFILE || err == ENFILE) && c->spare_fd >= 0) {
 				/*
-				 * The pending connection stays and the listener stays
-				 * readable: without a pause, poll() would spin.
+				 * Out of descriptors: the spare one makes room to take
+				 * the connection and refuse it, so it does not stay
+				 * pending and keep the listener readable (a busy loop).
 				 */
-				struct epoll_event off = { .events = 0, .data.u32 = LISTENER };
+				close(c->spare_fd);
+				fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+				if (fd >= 0) {
+					cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1 };
+					refuse_busy(c, fd, &cred, now);
+				}
+				c->spare_fd = fcntl(c->listen_fd, F_DUPFD_CLOEXEC, 0);
+				continue;
+			}
+			if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+				/*
+				 * Edge-triggered for a while: a new connection wakes us
+				 * once, the one that just failed does not spin poll().
+				 */
+				struct epoll_event edge = { .events = EPOLLIN | EPOLLET,
+							    .data.u32 = LISTENER };
 
-				epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, c->listen_fd, &off);
-				c->paused_until_ms = t + FD_PAUSE_MS;
+				epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, c->listen_fd, &edge);
+				c->paused_until_ms = t + PAUSE_MS;
 			}
 			return;
 		}
@@ -659,10 +688,25 @@ void ctl_handle(struct ctl *c, const struct conf *conf, struct intent_table *int
 	if (c->epoll_fd < 0)
 		return;
 	if (c->paused_until_ms && t >= c->paused_until_ms) {
+		/* Back to level-triggered: connections still pending are seen. */
 		struct epoll_event on = { .events = EPOLLIN, .data.u32 = LISTENER };
 
 		c->paused_until_ms = 0;
 		epoll_ctl(c->epoll_fd, EPOLL_CTL_MOD, c->listen_fd, &on);
+	}
+	/*
+	 * Deadlines first: a new client must find the slots that silent ones
+	 * held free again, even when this call comes only because it connected.
+	 */
+	for (i = 0; i < CTL_MAX_CONN; i++) {
+		struct ctl_conn *k = &c->conn[i];
+
+		if (k->fd < 0 || k->deadline_ms > t)
+			continue;
+		c->cnt[CTLC_timeouts]++;
+		log_peer(&c->rl, now, LOG_DEBUG, "control: uid %u pid %d: too slow, dropped",
+			 (unsigned)k->cred.uid, (int)k->cred.pid);
+		conn_close(c, k);
 	}
 	n = epoll_wait(c->epoll_fd, ev, EVENTS_MAX, 0);
 	for (i = 0; i < n; i++) {
@@ -683,17 +727,6 @@ void ctl_handle(struct ctl *c, const struct conf *conf, struct intent_table *int
 	}
 	if (listener)
 		accept_all(c, conf, intents, now, t, status, arg);
-
-	for (i = 0; i < CTL_MAX_CONN; i++) {
-		struct ctl_conn *k = &c->conn[i];
-
-		if (k->fd < 0 || k->deadline_ms > t)
-			continue;
-		c->cnt[CTLC_timeouts]++;
-		log_peer(&c->rl, now, LOG_DEBUG, "control: uid %u pid %d: too slow, dropped",
-			 (unsigned)k->cred.uid, (int)k->cred.pid);
-		conn_close(c, k);
-	}
 }
 
 void ctl_counters_foreach(const struct ctl *c, void (*fn)(const char *name, uint64_t value,

@@ -60,10 +60,11 @@ struct ctl_conn;
 struct ctl {
 	int listen_fd;
 	int epoll_fd;
+	int spare_fd;			/* given up when accept() runs out of fds */
 	char path[108];			/* sizeof(sun_path) */
 	dev_t dev;			/* the socket file we made: ctl_close */
 	ino_t ino;			/* unlinks it only if it is still ours */
-	uint64_t paused_until_ms;	/* accept() ran out of descriptors */
+	uint64_t paused_until_ms;	/* accept() failed for want of resources */
 	struct ctl_conn *conn;		/* CTL_MAX_CONN slots */
 	uint64_t cnt[CTLC_MAX];
 	uint64_t replies[CTL_S_MAX];	/* by reply status (errors included) */
@@ -90,8 +91,9 @@ int ctl_fd(const struct ctl *c);
 
 /*
  * Serves what is ready, without blocking, and drops clients past their
- * deadline.  Call it when ctl_fd() is readable and also at least every
- * 100 ms or so (timeouts need it even when nothing is readable).  now is
+ * deadline.  Call it when ctl_fd() is readable; calling it also every 100 ms
+ * or so (it is cheap) releases a silent client's slot and descriptor on
+ * time rather than at the next connection.  now is
  * the monotonic clock in seconds, the one intent_take() is given; conf is
  * the live configuration.  status may be NULL (STATUS then prints only END).
  */

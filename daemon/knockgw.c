@@ -4,17 +4,23 @@
  *   knockgw [-c FILE] [-f] [-n] [-v]   run, or with -n check the config
  *   knockgw genkey                     print a new base64 32-byte key
  *   knockgw print-rules [-c FILE]      print the nft ruleset it would install
+ *   knockgw status [-c FILE]           counters and flows of the running daemon
  *
- * Running: bind one NFQUEUE per queue (queue.num .. num+count-1), each read
- * by its own thread with its own state; then install the nft table (so no
- * packet is ever queued to nobody by our doing); then tell systemd READY=1.
- * SIGTERM/SIGINT stop it: the table is deleted, the queues unbound, the keys
- * wiped.  The process does not fork: systemd (Type=notify) or the shell
- * keeps it; without -f it logs to syslog.
+ * Running: bind one NFQUEUE per queue (queue.num .. num+count-1) and open
+ * every socket the data path needs, drop all capabilities but CAP_NET_ADMIN,
+ * start one thread per queue (each with its own state), install the nft
+ * table (so no packet is ever queued to nobody by our doing), then tell
+ * systemd READY=1.  The main thread serves the control socket, signals,
+ * STATUS= and the watchdog.  SIGHUP reloads (all-or-nothing), SIGUSR1 logs
+ * the counters, SIGTERM/SIGINT stop: the table is deleted, the queues
+ * unbound, the keys wiped.  The process does not fork (systemd Type=notify);
+ * without -f it logs to syslog.
  */
 #include <errno.h>
-#include <linux/netfilter.h>
 #include <getopt.h>
+#include <linux/capability.h>
+#include <linux/netfilter.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -23,6 +29,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +40,7 @@
 
 #include "client.h"
 #include "conf.h"
+#include "ctl.h"
 #include "ctnl.h"
 #include "intent.h"
 #include "keys.h"
@@ -48,11 +58,14 @@ enum {
 	QUEUE_BATCH = 64,		/* packets per recvmmsg */
 	COPY_HEADERS = 512,		/* IP + extension headers + TCP with options */
 	MAX_QUEUES = 16,
+	STATUS_EVERY_MS = 2000,		/* STATUS= refresh for systemd */
+	SWITCH_WAIT_MS = 2000,		/* workers take a new config within ~10 ms */
 };
 
 /* The only globals: flags set by signal handlers (STYLE rule 6). */
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t dump_requested;
+static volatile sig_atomic_t reload_requested;
 
 struct worker {
 	pthread_t thread;
@@ -66,23 +79,32 @@ struct worker {
 	struct client cli;
 	bool started;
 	int error;
+	unsigned gen;			/* configuration generation in use */
+	uint64_t heartbeat;		/* monotonic ms of the last loop: watchdog */
 };
 
 struct knockgw {
-	struct conf *conf;
+	struct conf *conf;		/* current; workers follow conf_gen */
+	unsigned conf_gen;
 	enum nft_queue_kind queue_kind;
 	struct replay replay;
 	struct intent_table *intents;
+	struct ctl ctl;
+	bool ctl_open;
 	unsigned nworkers;
 	struct worker workers[MAX_QUEUES];
 	bool table_installed;
+	uint64_t started_ms;
+	unsigned reloads;
+	bool verbose;			/* -v: debug logging whatever the file says */
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: knockgw [-c FILE] [-f] [-n] [-v]\n"
 		   "       knockgw genkey\n"
-		   "       knockgw print-rules [-c FILE]\n");
+		   "       knockgw print-rules [-c FILE]\n"
+		   "       knockgw status [-c FILE]\n");
 }
 
 /* Secrets must not leak through a core dump or a ptrace by another user. */
@@ -94,12 +116,12 @@ static void harden_process(void)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
-static uint64_t clock_seconds(clockid_t id)
+static uint64_t now_ms(clockid_t id)
 {
 	struct timespec ts;
 
 	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec;
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static int cmd_genkey(void)
@@ -115,8 +137,8 @@ static int cmd_genkey(void)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
-/* Loads and validates; prints every error as FILE:LINE: message. */
-static struct conf *load_conf(const char *path)
+/* Loads and validates; reports every error as FILE:LINE: message. */
+static struct conf *load_conf(const char *path, bool to_log)
 {
 	struct conf *c = calloc(1, sizeof(*c));
 	struct conf_errors *errs = calloc(1, sizeof(*errs));
@@ -128,10 +150,18 @@ static struct conf *load_conf(const char *path)
 		return NULL;
 	}
 	if (conf_load(path, c, errs) < 0) {
-		for (size_t i = 0; i < errs->n; i++)
-			fprintf(stderr, "%s\n", errs->msg[i]);
-		if (errs->overflow)
-			fprintf(stderr, "%s: too many errors, stopped\n", path);
+		for (size_t i = 0; i < errs->n; i++) {
+			if (to_log)
+				log_warnx("%s", errs->msg[i]);
+			else
+				fprintf(stderr, "%s\n", errs->msg[i]);
+		}
+		if (errs->overflow) {
+			if (to_log)
+				log_warnx("%s: too many errors, stopped", path);
+			else
+				fprintf(stderr, "%s: too many errors, stopped\n", path);
+		}
 		free(c);
 		c = NULL;
 	}
@@ -165,11 +195,24 @@ static void on_packet(struct nfqueue *q, const struct nfqueue_packet *p, void *a
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
+	struct knockgw *kg = w->kg;
 	uint64_t last_tick = 0, last_gc = 0;
 
 	while (!stop_requested) {
-		w->srv.mono = w->cli.mono = clock_seconds(CLOCK_MONOTONIC);
-		w->srv.wall = w->cli.wall = clock_seconds(CLOCK_REALTIME);
+		/* A reloaded configuration: taken between batches, never inside. */
+		unsigned gen = __atomic_load_n(&kg->conf_gen, __ATOMIC_ACQUIRE);
+		if (gen != w->gen) {
+			const struct conf *c = __atomic_load_n(&kg->conf, __ATOMIC_ACQUIRE);
+
+			server_set_conf(&w->srv, w->q, c, kg->nworkers);
+			client_set_conf(&w->cli, c);
+			__atomic_store_n(&w->gen, gen, __ATOMIC_RELEASE);
+		}
+		uint64_t mono = now_ms(CLOCK_MONOTONIC);
+		__atomic_store_n(&w->heartbeat, mono, __ATOMIC_RELAXED);
+		w->srv.mono = w->cli.mono = mono / 1000;
+		w->srv.wall = w->cli.wall = now_ms(CLOCK_REALTIME) / 1000;
+
 		int n = nfqueue_recv(w->q, on_packet, w);
 		if (n < 0) {
 			errno = -n;
@@ -182,63 +225,155 @@ static void *worker_main(void *arg)
 			last_tick = w->srv.mono;
 			server_tick(&w->srv, w->q);
 			client_tick(&w->cli);
-			/* The shared replay table is collected by one thread only. */
+			/* Shared tables are collected by one thread only. */
 			if (w->index == 0 && w->srv.mono >= last_gc + 5) {
 				last_gc = w->srv.mono;
-				replay_gc(&w->kg->replay, w->srv.mono);
+				replay_gc(&kg->replay, w->srv.mono);
+				intent_gc(kg->intents, w->srv.mono);
 			}
 		}
 	}
 	return NULL;
 }
 
-static void log_counters(struct knockgw *kg)
+/* ------------------------------------------------------------ counters */
+
+struct totals {
+	struct server_counters srv;
+	uint64_t cli[CC_MAX];
+	struct nfqueue_stats q;
+};
+
+static void sum_counters(struct knockgw *kg, struct totals *t)
 {
-	struct server_counters sum = { 0 };
-	struct nfqueue_stats qs = { 0 };
-
+	memset(t, 0, sizeof(*t));
 	for (unsigned i = 0; i < kg->nworkers && kg->workers[i].q; i++) {
-		const struct server_counters *c = &kg->workers[i].srv.cnt;
-		const struct nfqueue_stats *s = nfqueue_get_stats(kg->workers[i].q);
+		const struct worker *w = &kg->workers[i];
+		const struct nfqueue_stats *s = nfqueue_get_stats(w->q);
 
+		/* Plain reads of another thread's counters: a snapshot, maybe
+		 * a packet old, which is all a status line needs. */
 		for (int k = 0; k < SC_MAX; k++)
-			sum.c[k] += c->c[k];
+			t->srv.c[k] += w->srv.cnt.c[k];
 		for (int k = 0; k < PKT_DROP_MAX; k++)
-			sum.pkt_drop[k] += c->pkt_drop[k];
-		qs.received += s->received;
-		qs.verdicts += s->verdicts;
-		qs.enobufs += s->enobufs;
-		qs.nl_errors += s->nl_errors;
-		qs.bad_msgs += s->bad_msgs;
-		qs.send_errors += s->send_errors;
-	}
-	log_info("counters: queued=%llu verdicts=%llu enobufs=%llu nl_errors=%llu bad_msgs=%llu "
-		 "send_errors=%llu",
-		 (unsigned long long)qs.received, (unsigned long long)qs.verdicts,
-		 (unsigned long long)qs.enobufs, (unsigned long long)qs.nl_errors,
-		 (unsigned long long)qs.bad_msgs, (unsigned long long)qs.send_errors);
-	for (int k = 0; k < SC_MAX; k++)
-		log_info("counter %s=%llu", server_counter_name((enum server_counter)k),
-			 (unsigned long long)sum.c[k]);
-	for (int k = 1; k < PKT_DROP_MAX; k++)
-		log_info("counter drop_%s=%llu", pkt_drop_name((enum pkt_drop)k),
-			 (unsigned long long)sum.pkt_drop[k]);
-	for (int k = 0; k < CC_MAX; k++) {
-		uint64_t v = 0;
-
-		for (unsigned i = 0; i < kg->nworkers; i++)
-			v += kg->workers[i].cli.cnt[k];
-		log_info("counter client_%s=%llu", client_counter_name((enum client_counter)k),
-			 (unsigned long long)v);
+			t->srv.pkt_drop[k] += w->srv.cnt.pkt_drop[k];
+		for (int k = 0; k < CONF_MAX_PROTECT; k++) {
+			t->srv.port_accepted[k] += w->srv.cnt.port_accepted[k];
+			t->srv.port_refused[k] += w->srv.cnt.port_refused[k];
+		}
+		for (int k = 0; k < CC_MAX; k++)
+			t->cli[k] += w->cli.cnt[k];
+		t->q.received += s->received;
+		t->q.verdicts += s->verdicts;
+		t->q.enobufs += s->enobufs;
+		t->q.nl_errors += s->nl_errors;
+		t->q.bad_msgs += s->bad_msgs;
+		t->q.send_errors += s->send_errors;
 	}
 }
 
+static void log_counters(struct knockgw *kg)
+{
+	struct totals t;
+
+	sum_counters(kg, &t);
+	log_info("counters: queued=%llu verdicts=%llu enobufs=%llu nl_errors=%llu bad_msgs=%llu "
+		 "send_errors=%llu",
+		 (unsigned long long)t.q.received, (unsigned long long)t.q.verdicts,
+		 (unsigned long long)t.q.enobufs, (unsigned long long)t.q.nl_errors,
+		 (unsigned long long)t.q.bad_msgs, (unsigned long long)t.q.send_errors);
+	for (int k = 0; k < SC_MAX; k++)
+		log_info("counter %s=%llu", server_counter_name((enum server_counter)k),
+			 (unsigned long long)t.srv.c[k]);
+	for (int k = 1; k < PKT_DROP_MAX; k++)
+		log_info("counter drop_%s=%llu", pkt_drop_name((enum pkt_drop)k),
+			 (unsigned long long)t.srv.pkt_drop[k]);
+	for (int k = 0; k < CC_MAX; k++)
+		log_info("counter client_%s=%llu", client_counter_name((enum client_counter)k),
+			 (unsigned long long)t.cli[k]);
+}
+
+/* The one-line summary systemd shows (STATUS=). */
+static void status_line(struct knockgw *kg, char *buf, size_t len)
+{
+	struct totals t;
+
+	sum_counters(kg, &t);
+	snprintf(buf, len,
+		 "knocks accepted %llu, refused %llu, replays %llu, integrity failures %llu, "
+		 "translated flows %llu",
+		 (unsigned long long)t.srv.c[SC_syn_accepted],
+		 (unsigned long long)t.srv.c[SC_syn_refused],
+		 (unsigned long long)t.srv.c[SC_replay_refused],
+		 (unsigned long long)(t.srv.c[SC_integ_fail] + t.srv.c[SC_integ_conflict]),
+		 (unsigned long long)t.cli[CC_knocked]);
+}
+
+static void print_ctl_counter(const char *name, uint64_t value, void *arg)
+{
+	fprintf(arg, "control %s %llu\n", name, (unsigned long long)value);
+}
+
+/* `knockgw status`: everything an administrator asks of a running daemon. */
+static void status_report(FILE *out, void *arg)
+{
+	struct knockgw *kg = arg;
+	const struct conf *c = kg->conf;
+	struct totals t;
+	char line[512];
+
+	sum_counters(kg, &t);
+	status_line(kg, line, sizeof(line));
+	fprintf(out, "knockgw running for %llu s, %u reload(s); %s\n",
+		(unsigned long long)((now_ms(CLOCK_MONOTONIC) - kg->started_ms) / 1000),
+		kg->reloads, line);
+	fprintf(out, "config %s: %zu key(s), %zu protected port(s), %zu knock destination(s), "
+		     "table inet %s (%s queue), queues %u..%u, translate %s\n",
+		c->path, c->nkeys, c->nprotect, c->nknock, c->table,
+		kg->queue_kind == NFT_QUEUE_NATIVE ? "native" : "xtables compat", c->queue_num,
+		c->queue_num + kg->nworkers - 1,
+		c->translate == TRANSLATE_USER ? "user" : "kernel");
+	for (size_t i = 0; i < c->nprotect; i++) {
+		const struct conf_protect *e = &c->protect[i];
+
+		fprintf(out, "port %u mode %s%s: accepted %llu refused %llu\n", e->port,
+			kg_mode_name(e->mode), e->integrity_len ? " integrity" : "",
+			(unsigned long long)t.srv.port_accepted[i],
+			(unsigned long long)t.srv.port_refused[i]);
+	}
+	fprintf(out, "replay table %zu entries; intents %zu\n", replay_count(&kg->replay),
+		intent_count(kg->intents));
+	fprintf(out, "queue received %llu verdicts %llu enobufs %llu errors %llu\n",
+		(unsigned long long)t.q.received, (unsigned long long)t.q.verdicts,
+		(unsigned long long)t.q.enobufs,
+		(unsigned long long)(t.q.nl_errors + t.q.bad_msgs + t.q.send_errors));
+	for (int k = 0; k < SC_MAX; k++)
+		fprintf(out, "server %s %llu\n", server_counter_name((enum server_counter)k),
+			(unsigned long long)t.srv.c[k]);
+	for (int k = 1; k < PKT_DROP_MAX; k++)
+		fprintf(out, "drop %s %llu\n", pkt_drop_name((enum pkt_drop)k),
+			(unsigned long long)t.srv.pkt_drop[k]);
+	for (int k = 0; k < CC_MAX; k++)
+		fprintf(out, "client %s %llu\n", client_counter_name((enum client_counter)k),
+			(unsigned long long)t.cli[k]);
+	ctl_counters_foreach(&kg->ctl, print_ctl_counter, out);
+}
+
+/* -------------------------------------------------------------- setup */
+
 static void on_signal(int sig)
 {
-	if (sig == SIGUSR1)
+	switch (sig) {
+	case SIGUSR1:
 		dump_requested = 1;
-	else
+		break;
+	case SIGHUP:
+		reload_requested = 1;
+		break;
+	default:
 		stop_requested = 1;
+		break;
+	}
 }
 
 static void setup_signals(void)
@@ -249,23 +384,47 @@ static void setup_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Only what decisions need, unless the user path rewrites whole packets. */
+/*
+ * Only what decisions need (headers, and at most INTEG_MAX_LEN integrity
+ * bytes, so a reload can raise integrity_len), unless the user path
+ * rewrites whole packets.
+ */
 static uint32_t copy_range(const struct conf *c)
 {
-	uint32_t n = 0;
-
 	if (c->translate == TRANSLATE_USER && c->nknock > 0)
 		return 0xffff;
-	for (size_t i = 0; i < c->nprotect; i++)
-		if (c->protect[i].integrity_len > n)
-			n = c->protect[i].integrity_len;
-	return COPY_HEADERS + n;
+	return COPY_HEADERS + INTEG_MAX_LEN;
 }
 
-static int start_workers(struct knockgw *kg)
+/*
+ * After setup the daemon needs CAP_NET_ADMIN only (queue verdicts, nft
+ * reloads, conntrack entries, SOCK_DESTROY); the raw sockets are open, so
+ * CAP_NET_RAW goes too, and every other capability, from the bounding set
+ * as well.  Capabilities are per thread: this runs before the workers
+ * start, and they inherit the reduced set.
+ */
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+
+	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (cap != CAP_NET_ADMIN && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
+		    errno != EINVAL)
+			return -errno;
+	data[0].effective = data[0].permitted = 1u << CAP_NET_ADMIN;
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static int open_workers(struct knockgw *kg)
 {
 	const struct conf *c = kg->conf;
 	unsigned flags = c->fail_open ? NFQUEUE_F_FAIL_OPEN : 0;
@@ -316,7 +475,13 @@ static int start_workers(struct knockgw *kg)
 			log_warnx("cannot allocate the client SYN table");
 			return -ENOMEM;
 		}
+		w->gen = kg->conf_gen;
 	}
+	return 0;
+}
+
+static int start_workers(struct knockgw *kg)
+{
 	for (unsigned i = 0; i < kg->nworkers; i++) {
 		int r = pthread_create(&kg->workers[i].thread, NULL, worker_main, &kg->workers[i]);
 
@@ -356,12 +521,126 @@ static void free_workers(struct knockgw *kg)
 	}
 }
 
-static int run(struct knockgw *kg)
+/* -------------------------------------------------------------- reload */
+
+/* Settings the running threads and tables were built for. */
+static const char *needs_restart(const struct conf *a, const struct conf *b)
 {
-	char err[512];
+	if (a->queue_num != b->queue_num || a->queue_count != b->queue_count ||
+	    a->queue_maxlen != b->queue_maxlen || a->fail_open != b->fail_open)
+		return "queue";
+	if (a->translate != b->translate || (a->nknock > 0) != (b->nknock > 0))
+		return "translate";
+	if (strcmp(a->control_socket, b->control_socket) != 0)
+		return "control_socket";
+	if (a->max_flows != b->max_flows || a->max_replay != b->max_replay)
+		return "limits";
+	if (a->rules_manage != b->rules_manage)
+		return "rules.manage";
+	return NULL;
+}
+
+/* Publishes c to the workers and waits until every one has taken it. */
+static bool switch_conf(struct knockgw *kg, struct conf *c)
+{
+	uint64_t deadline = now_ms(CLOCK_MONOTONIC) + SWITCH_WAIT_MS;
+	unsigned gen;
+
+	__atomic_store_n(&kg->conf, c, __ATOMIC_RELEASE);
+	gen = __atomic_add_fetch(&kg->conf_gen, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		bool all = true;
+
+		for (unsigned i = 0; i < kg->nworkers; i++)
+			if (__atomic_load_n(&kg->workers[i].gen, __ATOMIC_ACQUIRE) != gen)
+				all = false;
+		if (all)
+			return true;
+		if (now_ms(CLOCK_MONOTONIC) > deadline)
+			return false;
+		struct timespec ts = { 0, 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * SIGHUP: all or nothing.  The new file and its key files are read and
+ * validated first; then the workers switch to it; then the table is
+ * replaced in one transaction.  Any failure keeps (or restores) the old
+ * configuration and says why.  Established connections are never touched:
+ * server-side they are not queued, and translated client flows live in
+ * their conntrack entries.
+ */
+static void reload(struct knockgw *kg, const char *path)
+{
+	char msg[128], err[512];
+	struct conf *old = kg->conf, *c;
+	const char *what;
+
+	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
+		 (unsigned long long)now_ms(CLOCK_MONOTONIC) * 1000);
+	sd_notify(0, msg);
+	log_info("reloading %s", path);
+	c = load_conf(path, true);
+	if (!c) {
+		log_warnx("reload refused: %s has errors; still running the previous configuration",
+			  path);
+		goto out;
+	}
+	what = needs_restart(old, c);
+	if (what) {
+		log_warnx("reload refused: the %s settings changed, which needs a restart; still "
+			  "running the previous configuration", what);
+		free_conf(c);
+		goto out;
+	}
+	if (!switch_conf(kg, c)) {
+		log_warnx("reload: a queue thread did not take the new configuration; restoring "
+			  "the previous one");
+		switch_conf(kg, old);
+		free_conf(c);
+		goto out;
+	}
+	if (c->rules_manage && nftrules_install(c, kg->queue_kind, err, sizeof(err)) < 0) {
+		log_warnx("reload: cannot install table inet %s: %s; restoring the previous "
+			  "configuration", c->table, err);
+		switch_conf(kg, old);
+		free_conf(c);
+		goto out;
+	}
+	if (c->rules_manage && strcmp(old->table, c->table) != 0 && nftrules_remove(old->table) < 0)
+		log_warnx("reload: cannot delete the old table inet %s", old->table);
+	if (!kg->verbose)
+		log_setlevel(c->log_level);
+	free_conf(old);		/* no thread uses it any more: wiped now */
+	kg->reloads++;
+	log_info("reloaded: %zu protected port(s), %zu knock destination(s)", c->nprotect,
+		 c->nknock);
+out:
+	sd_notify(0, "READY=1");
+}
+
+/* ------------------------------------------------------------ running */
+
+/* Pings the watchdog only while every queue thread is making rounds. */
+static void watchdog(struct knockgw *kg, uint64_t interval_ms)
+{
+	uint64_t now = now_ms(CLOCK_MONOTONIC);
+
+	for (unsigned i = 0; i < kg->nworkers; i++)
+		if (now - __atomic_load_n(&kg->workers[i].heartbeat, __ATOMIC_RELAXED) > interval_ms)
+			return;
+	sd_notify(0, "WATCHDOG=1");
+}
+
+static int run(struct knockgw *kg, const char *path)
+{
+	char err[512], status[400];
+	uint64_t wd_usec = 0, last_status = 0, last_wd = 0;
 	int ret = 1;
 
 	setup_signals();
+	kg->started_ms = now_ms(CLOCK_MONOTONIC);
 	if (nftrules_probe(&kg->queue_kind) < 0) {
 		log_warnx("this kernel has neither the nft queue expression nor the xtables "
 			  "NFQUEUE target; cannot run");
@@ -369,12 +648,22 @@ static int run(struct knockgw *kg)
 	}
 	log_info("using the %s queue",
 		 kg->queue_kind == NFT_QUEUE_NATIVE ? "native nft" : "xtables NFQUEUE (nft compat)");
+	if (open_workers(kg) < 0)
+		goto out;
+	if (ctl_open(&kg->ctl, kg->conf->control_socket) < 0) {
+		log_warn("cannot open the control socket %s", kg->conf->control_socket);
+		goto out;
+	}
+	kg->ctl_open = true;
+	if (drop_capabilities() < 0) {
+		log_warn("cannot drop capabilities");
+		goto out;
+	}
 	if (start_workers(kg) < 0)
 		goto out;
 	if (kg->conf->rules_manage) {
 		if (nftrules_install(kg->conf, kg->queue_kind, err, sizeof(err)) < 0) {
 			log_warnx("cannot install table inet %s: %s", kg->conf->table, err);
-			stop_requested = 1;
 			goto out;
 		}
 		kg->table_installed = true;
@@ -382,14 +671,35 @@ static int run(struct knockgw *kg)
 	log_info("ready: %zu protected port(s), %zu knock destination(s), %u queue(s) from %u",
 		 kg->conf->nprotect, kg->conf->nknock, kg->nworkers, kg->conf->queue_num);
 	sd_notify(0, "READY=1");
+	if (sd_watchdog_enabled(0, &wd_usec) <= 0)
+		wd_usec = 0;
 
 	while (!stop_requested) {
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		struct pollfd pfd = { .fd = ctl_fd(&kg->ctl), .events = POLLIN };
+		uint64_t now;
 
-		nanosleep(&ts, NULL);
+		/* poll() wakes for the control socket; signals interrupt it. */
+		if (poll(&pfd, 1, 100) > 0)
+			ctl_handle(&kg->ctl, kg->conf, kg->intents, now_ms(CLOCK_MONOTONIC) / 1000,
+				   status_report, kg);
 		if (dump_requested) {
 			dump_requested = 0;
 			log_counters(kg);
+		}
+		if (reload_requested) {
+			reload_requested = 0;
+			reload(kg, path);
+		}
+		now = now_ms(CLOCK_MONOTONIC);
+		if (now - last_status >= STATUS_EVERY_MS) {
+			last_status = now;
+			snprintf(status, sizeof(status), "STATUS=");
+			status_line(kg, status + 7, sizeof(status) - 7);
+			sd_notify(0, status);
+		}
+		if (wd_usec && now - last_wd >= wd_usec / 2000) {
+			last_wd = now;
+			watchdog(kg, wd_usec / 2000);
 		}
 	}
 	ret = 0;
@@ -404,16 +714,67 @@ out:
 	join_workers(kg);
 	log_counters(kg);
 	free_workers(kg);
+	if (kg->ctl_open)
+		ctl_close(&kg->ctl);
 	replay_free(&kg->replay);
 	intent_free(kg->intents);
 	log_info("stopped");
 	return ret;
 }
 
+/* ------------------------------------------------------------- status */
+
+/* `knockgw status`: asks the running daemon over its control socket. */
+static int cmd_status(const char *path)
+{
+	struct conf *c = load_conf(path, false);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[4096];
+	bool end = false;
+	int fd;
+
+	if (!c)
+		return 1;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c->control_socket);
+	free_conf(c);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "knockgw: knockgw is not running (no control socket at %s)\n",
+			sa.sun_path);
+		if (fd >= 0)
+			close(fd);
+		return 3;
+	}
+	if (write(fd, "STATUS\n", 7) != 7) {
+		fprintf(stderr, "knockgw: cannot talk to the daemon: %s\n", strerror(errno));
+		close(fd);
+		return 1;
+	}
+	FILE *in = fdopen(fd, "r");
+	if (!in) {
+		close(fd);
+		return 1;
+	}
+	while (fgets(buf, sizeof(buf), in)) {
+		if (strcmp(buf, "END\n") == 0) {
+			end = true;
+			break;
+		}
+		if (strncmp(buf, "ERR ", 4) == 0) {
+			fprintf(stderr, "knockgw: the daemon refused: %s", buf + 4);
+			fclose(in);
+			return 1;
+		}
+		fputs(strncmp(buf, "OK", 2) == 0 && buf[2] == '\n' ? "" : buf, stdout);
+	}
+	fclose(in);
+	return end ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *conf_path = DEFAULT_CONF;
-	bool foreground = false, check_only = false, print_rules = false;
+	bool foreground = false, check_only = false, print_rules = false, status = false;
 	int verbose = 0;
 	int ch;
 
@@ -431,6 +792,10 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "print-rules") == 0) {
 		print_rules = true;
+		argc--;
+		argv++;
+	} else if (argc >= 2 && strcmp(argv[1], "status") == 0) {
+		status = true;
 		argc--;
 		argv++;
 	}
@@ -461,8 +826,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (status)
+		return cmd_status(conf_path);
 
-	struct conf *conf = load_conf(conf_path);
+	struct conf *conf = load_conf(conf_path, false);
 	if (!conf)
 		return 1;
 	if (check_only) {
@@ -488,8 +855,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	kg->conf = conf;
-	int ret = run(kg);
+	kg->verbose = verbose > 0;
+	int ret = run(kg, conf_path);
+	free_conf(kg->conf);
 	free(kg);
-	free_conf(conf);
 	return ret;
 }

@@ -450,23 +450,48 @@ struct tick_ctx {
 	struct nfqueue *q;
 };
 
-static void expire(struct flow_entry *fe, void *arg)
+/* Drops a pending flow's held segments and resets it; why is counted. */
+static void end_pending(struct server *s, struct nfqueue *q, struct pending *pf,
+			enum server_counter why)
 {
-	struct tick_ctx *t = arg;
-	struct server *s = t->s;
-	struct pending *pf = fe->value;
-
-	if (pf->released)
-		return;		/* verified; its grace is over */
-	s->cnt.c[SC_integ_timeout]++;
+	s->cnt.c[why]++;
 	for (size_t i = 0; i < pf->nheld; i++) {
-		nfqueue_verdict(t->q, pf->held[i].id, NFQUEUE_DROP);
+		nfqueue_verdict(q, pf->held[i].id, NFQUEUE_DROP);
 		s->held_bytes -= pf->held[i].bytes;
 	}
 	s->held_packets -= pf->nheld;
-	nfqueue_set_held(t->q, s->held_packets);
-	nfqueue_flush(t->q);
+	nfqueue_set_held(q, s->held_packets);
+	nfqueue_flush(q);
 	reset_both(s, pf->family, pf->local, pf->lport, pf->remote, pf->rport, NULL, NULL);
+}
+
+static void expire(struct flow_entry *fe, void *arg)
+{
+	struct tick_ctx *t = arg;
+	struct pending *pf = fe->value;
+
+	if (!pf->released)	/* a released flow's grace is simply over */
+		end_pending(t->s, t->q, pf, SC_integ_timeout);
+}
+
+static void expire_reload(struct flow_entry *fe, void *arg)
+{
+	struct tick_ctx *t = arg;
+	struct pending *pf = fe->value;
+
+	if (!pf->released)
+		end_pending(t->s, t->q, pf, SC_integ_reload);
+}
+
+
+void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, unsigned nqueues)
+{
+	struct tick_ctx t = { s, q };
+
+	/* Everything pending expires now, through the one fail-closed path. */
+	flow_gc(&s->pending, UINT64_MAX, expire_reload, &t);
+	s->conf = c;
+	s->held_bytes_max = c->hold_bytes / (nqueues ? nqueues : 1);
 }
 
 void server_tick(struct server *s, struct nfqueue *q)

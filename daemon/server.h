@@ -40,7 +40,8 @@
 	X(integ_unknown, "integrity segments of flows the daemon does not know")     \
 	X(integ_short_capture, "integrity segments captured short")                  \
 	X(hold_cap, "segments dropped at a hold limit")                              \
-	X(flows_full, "knocks refused because the pending-flow table was full")
+	X(flows_full, "knocks refused because the pending-flow table was full")          \
+	X(integ_reload, "integrity flows reset because the configuration was reloaded")
 
 enum server_counter {
 #define X(name, desc) SC_##name,
@@ -74,6 +75,14 @@ void server_free(struct server *s);
 
 /* The data path: decide about one queued packet. */
 void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p);
+
+/*
+ * Switches to a reloaded configuration.  Integrity flows still waiting for
+ * their bytes were knocked under the old one; they are failed closed (reset,
+ * counted), since their key or entry may be gone.  Verified flows are not
+ * affected: nothing of them is held.
+ */
+void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, unsigned nqueues);
 
 /* Resets integrity flows past their deadline; call a few times a second. */
 void server_tick(struct server *s, struct nfqueue *q);

@@ -373,5 +373,5 @@ int main(void)
 	test_format_errors();
 	test_replies();
 	test_names();
-	return unit_done("test_ctlproto");
+	return unit_done("ctlproto");
 }

@@ -297,5 +297,5 @@ int main(void)
 	test_replace();
 	test_limits();
 	test_threads();
-	return unit_done("test_intent");
+	return unit_done("intent");
 }
