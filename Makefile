@@ -4,6 +4,7 @@
 #   make check      deps + build + unit, config, ISN, fuzz-smoke and netns tests
 #   make fuzz       build the libFuzzer targets with clang
 #   make analyze    clang static analyzer over the sources
+#   make install    install (PREFIX, DESTDIR, SYSCONFDIR, ...); make uninstall
 #   make clean
 # V=1 shows the commands.
 
@@ -103,7 +104,8 @@ fuzz: $(FUZZ_BINS)
 
 analyze:
 	$(Q)for f in $(wildcard daemon/*.c client/*.c); do \
-		$(CLANG) --analyze -Xanalyzer -analyzer-output=text -std=gnu11 -Idaemon $(PKG_CFLAGS) \
+		$(CLANG) --analyze -Xanalyzer -analyzer-output=text -std=gnu11 -D_GNU_SOURCE -Idaemon \
+			$(PKG_CFLAGS) \
 			-o /dev/null $$f || exit 1; done
 
 clean:

@@ -63,22 +63,6 @@ void client_free(struct client *c)
 	flow_free(&c->syns);
 }
 
-/* The most specific knock entry for (dst, port). */
-static const struct conf_knock *find_knock(const struct conf *conf, int family,
-					   const uint8_t *dst, uint16_t port)
-{
-	const struct conf_knock *best = NULL;
-
-	for (size_t i = 0; i < conf->nknock; i++) {
-		const struct conf_knock *k = &conf->knock[i];
-
-		if (k->port == port && prefix_contains(&k->dst, family, dst) &&
-		    (!best || k->dst.len > best->dst.len))
-			best = k;
-	}
-	return best;
-}
-
 static void put32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24);
@@ -162,7 +146,7 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 {
 	const struct conf *conf = c->conf;
 	const uint8_t *dst = pkt_dst(p->data, v), *src = pkt_src(p->data, v);
-	const struct conf_knock *k = find_knock(conf, v->family, dst, v->dport);
+	const struct conf_knock *k = conf_find_knock(conf, v->family, dst, v->dport);
 	uint8_t payload[INTEG_MAX_LEN];
 	size_t plen = 0;
 

@@ -1503,3 +1503,18 @@ out_text:
 	keyring_seal(&c->keyring);
 	return 0;
 }
+
+const struct conf_knock *conf_find_knock(const struct conf *c, int family, const uint8_t *dst,
+					 uint16_t port)
+{
+	const struct conf_knock *best = NULL;
+
+	for (size_t i = 0; i < c->nknock; i++) {
+		const struct conf_knock *k = &c->knock[i];
+
+		if (k->port == port && prefix_contains(&k->dst, family, dst) &&
+		    (!best || k->dst.len > best->dst.len))
+			best = k;
+	}
+	return best;
+}

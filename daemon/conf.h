@@ -162,6 +162,14 @@ void conf_error(struct conf_errors *errs, const char *file, int line, const char
 /* Wipes and frees the keyring; safe on a zeroed or already freed struct. */
 void conf_free(struct conf *c);
 
+/*
+ * The knock entry for a connection to (dst, port): the most specific prefix
+ * that contains dst, NULL when none.  The client role and the control socket
+ * both ask this; their answers must agree.
+ */
+const struct conf_knock *conf_find_knock(const struct conf *c, int family, const uint8_t *dst,
+					 uint16_t port);
+
 /* Parses "addr" or "addr/len"; 0 or -EINVAL. */
 int prefix_parse(const char *text, struct prefix *ret);
 bool prefix_contains(const struct prefix *p, int family, const uint8_t *addr);

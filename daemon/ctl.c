@@ -5,8 +5,8 @@
  * events: a readable connection goes to conn_read() (collect the line and
  * any passed descriptor), then serve() (parse, authorise, act, format the
  * reply), then conn_write() until the reply is out; the listener goes to
- * accept_all(), which assigns a slot.  Deadlines are checked at the end of
- * every call.
+ * accept_all(), which assigns a slot.  Deadlines are checked first in
+ * every call, so that slots silent clients held are free for new ones.
  *
  * The descriptors a client passes are the client's own sockets, so the
  * daemon only looks at them (fstat, getsockopt, getsockname) and closes
@@ -72,26 +72,6 @@ static uint64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/*
- * The most specific knock entry for (dst, port): the same rule as the
- * client role's find_knock() in client.c, and it must stay the same, or
- * knock-connect would be told about a knock the SYN path does not use.
- */
-static const struct conf_knock *find_knock(const struct conf *conf, int family,
-					   const uint8_t *dst, uint16_t port)
-{
-	const struct conf_knock *best = NULL;
-
-	for (size_t i = 0; i < conf->nknock; i++) {
-		const struct conf_knock *k = &conf->knock[i];
-
-		if (k->port == port && prefix_contains(&k->dst, family, dst) &&
-		    (!best || k->dst.len > best->dst.len))
-			best = k;
-	}
-	return best;
 }
 
 /* ------------------------------------------------------------------ */
@@ -368,7 +348,7 @@ static enum ctl_status serve_intent(struct ctl *c, struct ctl_conn *k, const str
 	s = check_socket(k->passed_fd, &k->cred, req->family, &sport);
 	if (s != CTL_S_OK)
 		return s;
-	kn = find_knock(conf, req->family, req->addr, req->port);
+	kn = conf_find_knock(conf, req->family, req->addr, req->port);
 	if (!kn)
 		return CTL_S_NO_KNOCK;
 	if (kn->integrity_len == 0 || req->payload_len != kn->integrity_len)
@@ -446,7 +426,7 @@ static void serve(struct ctl *c, struct ctl_conn *k, const struct conf *conf,
 
 		switch (req.cmd) {
 		case CTL_CMD_QUERY:
-			kn = find_knock(conf, req.family, req.addr, req.port);
+			kn = conf_find_knock(conf, req.family, req.addr, req.port);
 			if (!kn)
 				s = CTL_S_NO_KNOCK;
 			else
@@ -580,7 +560,10 @@ static void conn_write(struct ctl *c, struct ctl_conn *k, uint64_t now)
 	conn_close(c, k);	/* one request per connection */
 }
 
-/* Best effort: the client learns why before the connection goes. */
+/*
+ * Best effort: the client learns why before the connection goes.  cred is
+ * NULL when the daemon is out of descriptors (it could not ask whose it is).
+ */
 static void refuse_busy(struct ctl *c, int fd, const struct ucred *cred, uint64_t now)
 {
 	char buf[CTL_REPLY_MAX];
@@ -591,8 +574,13 @@ static void refuse_busy(struct ctl *c, int fd, const struct ucred *cred, uint64_
 	close(fd);
 	c->cnt[CTLC_refused_busy]++;
 	c->replies[CTL_S_BUSY]++;
-	log_peer(&c->rl, now, LOG_DEBUG, "control: uid %u pid %d: too many connections, refusing",
-		 (unsigned)cred->uid, (int)cred->pid);
+	if (cred)
+		log_peer(&c->rl, now, LOG_DEBUG,
+			 "control: uid %u pid %d: too many connections, refusing",
+			 (unsigned)cred->uid, (int)cred->pid);
+	else
+		log_peer(&c->rl, now, LOG_WARNING,
+			 "control: out of descriptors, refusing a connection");
 }
 
 static void accept_all(struct ctl *c, const struct conf *conf, struct intent_table *intents,
@@ -623,11 +611,11 @@ static void accept_all(struct ctl *c, const struct conf *conf, struct intent_tab
 				 */
 				close(c->spare_fd);
 				fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-				if (fd >= 0) {
-					cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1 };
-					refuse_busy(c, fd, &cred, now);
-				}
+				if (fd >= 0)
+					refuse_busy(c, fd, NULL, now);
 				c->spare_fd = fcntl(c->listen_fd, F_DUPFD_CLOEXEC, 0);
+				if (fd < 0)
+					return;	/* none pending: accept4 fails EMFILE regardless */
 				continue;
 			}
 			if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {

@@ -272,6 +272,12 @@ static void sum_counters(struct knockgw *kg, struct totals *t)
 	}
 }
 
+static void log_ctl_counter(const char *name, uint64_t value, void *arg)
+{
+	(void)arg;
+	log_info("counter control_%s=%llu", name, (unsigned long long)value);
+}
+
 static void log_counters(struct knockgw *kg)
 {
 	struct totals t;
@@ -291,6 +297,8 @@ static void log_counters(struct knockgw *kg)
 	for (int k = 0; k < CC_MAX; k++)
 		log_info("counter client_%s=%llu", client_counter_name((enum client_counter)k),
 			 (unsigned long long)t.cli[k]);
+	if (kg->ctl_open)
+		ctl_counters_foreach(&kg->ctl, log_ctl_counter, NULL);
 }
 
 /* The one-line summary systemd shows (STATUS=). */
@@ -678,10 +686,13 @@ static int run(struct knockgw *kg, const char *path)
 		struct pollfd pfd = { .fd = ctl_fd(&kg->ctl), .events = POLLIN };
 		uint64_t now;
 
-		/* poll() wakes for the control socket; signals interrupt it. */
-		if (poll(&pfd, 1, 100) > 0)
-			ctl_handle(&kg->ctl, kg->conf, kg->intents, now_ms(CLOCK_MONOTONIC) / 1000,
-				   status_report, kg);
+		/*
+		 * poll() wakes for the control socket; signals interrupt it.
+		 * ctl_handle() runs every round: it also drops silent clients.
+		 */
+		poll(&pfd, 1, 100);
+		ctl_handle(&kg->ctl, kg->conf, kg->intents, now_ms(CLOCK_MONOTONIC) / 1000,
+			   status_report, kg);
 		if (dump_requested) {
 			dump_requested = 0;
 			log_counters(kg);

@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-5}
-TESTS=${TESTS:-"unit conf isn fuzz netns"}
+TESTS=${TESTS:-"unit conf isn install fuzz netns"}
 export BUILD
 
 passed=0
@@ -42,6 +42,11 @@ fi
 want conf && run conf sh tests/conf/run.sh
 
 want isn && run isn python3 tests/isn/cross_check.py "$BUILD"
+
+if want install; then
+	run install sh tests/install/run.sh
+	run install-unit sh tests/install/unit.sh
+fi
 
 if want fuzz; then
 	for f in "$BUILD"/fuzz/fuzz_*; do

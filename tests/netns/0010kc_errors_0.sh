@@ -138,7 +138,9 @@ check "garbage: ERR bad-request" [ "$(cat "$TMP/junk.out")" = "ERR bad-request" 
 check "the daemon is still running" kill -0 "$KGW_PID"
 check "the client role took the two intents knock-connect made" \
 	[ "$(client_counter client_intents_used)" = 2 ]
-check "the refused socket was counted" [ "$(client_counter ctl_err_not_your_socket)" = 1 ]
+in_c "$CTLREQ" "$SOCK" STATUS >"$TMP/status_root.out" 2>/dev/null || true
+check "STATUS as root ends with END" [ "$(tail -n 1 "$TMP/status_root.out")" = END ]
+check "STATUS counts the refused socket" grep -Eq 'ctl_err_not_your_socket[ =]1$' "$TMP/status_root.out"
 
 # --- A clean stop removes the socket; then it is "not running" again.
 kill "$KGW_PID"

@@ -1,0 +1,400 @@
+/*
+ * synprobe.c - raw-socket SYN prober for the benchmark (IPv4).
+ *
+ *   synprobe rtt   --src A --dst B --list FILE [--sport-base N] [--gap-us N]
+ *                  [--timeout-ms N]
+ *   synprobe batch --src A --dst B --list FILE [--sport-base N] [--gap-us N]
+ *                  [--retry-ms N] [--timeout-ms N]
+ *
+ * FILE has one probe per line: "LABEL DPORT ISN TSVAL" (numbers decimal or
+ * 0x-hex); probe i uses source port sport-base + i (default 40000).  Each
+ * SYN looks like Linux's (MSS, SACK_PERM, TS, NOP, WS).  Answers are read
+ * on a raw TCP socket bound to A with kernel receive timestamps
+ * (SO_TIMESTAMPNS), so the time is the answer's arrival in this namespace,
+ * not when this program got to run.
+ *
+ * rtt:   one probe at a time, in file order, gap-us (default 200) apart;
+ *        prints "LABEL FLAGS RTT_NS" per probe (FLAGS SA, R, RA, ... or "-"
+ *        and RTT -1 when nothing came within timeout-ms, default 1000).
+ * batch: sends the probes gap-us (default 10000) apart without waiting,
+ *        resends a probe once (same ISN and TSval, as a kernel's SYN
+ *        retransmission) if nothing came after retry-ms (default 1000, 0 =
+ *        never), stops timeout-ms (default 3000) after a probe's first SYN;
+ *        prints "LABEL FLAGS RTT_NS TRIES" per probe, then
+ *        "summary: probes=N synack=N synack_first_try=N rst=N none=N".
+ * The host's own TCP answers the SYN-ACKs with RSTs (no socket here), which
+ * cleans up the server side.  Every loop is bounded by count and time.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { PKT_LEN = 60, MAX_PROBES = 100000, LABEL_LEN = 24 };
+
+struct probe {
+	char label[LABEL_LEN];
+	uint16_t dport, sport;
+	uint32_t isn, tsval;
+	int64_t first_sent, last_sent;	/* CLOCK_REALTIME ns */
+	int64_t rtt;			/* from the latest SYN, -1 none */
+	int tries;
+	uint8_t flags;			/* of the answer */
+	int done;
+};
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void put16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v & 0xffff);
+}
+
+static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
+{
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	return sum;
+}
+
+static uint16_t fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static void build(uint8_t *p, uint32_t src, uint32_t dst, const struct probe *pr, uint16_t ipid)
+{
+	uint8_t *t = p + 20;
+	uint32_t s;
+
+	memset(p, 0, PKT_LEN);
+	p[0] = 0x45;
+	put16(p + 2, PKT_LEN);
+	put16(p + 4, ipid);
+	put16(p + 6, 0x4000);
+	p[8] = 64;
+	p[9] = 6;
+	put32(p + 12, src);
+	put32(p + 16, dst);
+	put16(p + 10, fold(sum16(p, 20, 0)));
+	put16(t, pr->sport);
+	put16(t + 2, pr->dport);
+	put32(t + 4, pr->isn);
+	t[12] = 10 << 4;
+	t[13] = 0x02;
+	put16(t + 14, 64240);
+	t[20] = 2; t[21] = 4; put16(t + 22, 1460);
+	t[24] = 4; t[25] = 2;
+	t[26] = 8; t[27] = 10; put32(t + 28, pr->tsval); put32(t + 32, 0);
+	t[36] = 1;
+	t[37] = 3; t[38] = 3; t[39] = 7;
+	s = sum16(p + 12, 8, 0) + 6 + (PKT_LEN - 20);
+	put16(t + 16, fold(sum16(t, PKT_LEN - 20, s)));
+}
+
+static const char *flagstr(uint8_t f, char out[9])
+{
+	static const char names[] = "FSRPAUEC";
+	size_t n = 0;
+
+	for (int i = 0; i < 8; i++)
+		if (f & (1 << i))
+			out[n++] = names[i];
+	if (n == 0)
+		out[n++] = '-';
+	out[n] = '\0';
+	return out;
+}
+
+struct ctx {
+	int tx, rx;
+	uint32_t src, dst;
+	struct probe *p;
+	size_t n;
+	uint16_t sport_base;
+	uint16_t ipid;
+};
+
+static int send_probe(struct ctx *c, struct probe *pr)
+{
+	uint8_t pkt[PKT_LEN];
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr = { htonl(c->dst) } };
+
+	build(pkt, c->src, c->dst, pr, c->ipid++);
+	pr->last_sent = realtime_ns();
+	if (!pr->tries)
+		pr->first_sent = pr->last_sent;
+	pr->tries++;
+	if (sendto(c->tx, pkt, PKT_LEN, 0, (struct sockaddr *)&to, sizeof(to)) < 0) {
+		perror("synprobe: sendto");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Reads answers for up to wait_ms; records each in its probe.  Returns the
+ * number of answers recorded, -1 on error.
+ */
+static int receive(struct ctx *c, int wait_ms)
+{
+	uint8_t buf[2048];
+	char cbuf[256];
+	struct pollfd pfd = { .fd = c->rx, .events = POLLIN };
+	int got = 0;
+
+	if (poll(&pfd, 1, wait_ms) <= 0)
+		return 0;
+	for (;;) {
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				     .msg_controllen = sizeof(cbuf) };
+		ssize_t len = recvmsg(c->rx, &mh, MSG_DONTWAIT);
+		int64_t when = -1;
+
+		if (len < 0)
+			return errno == EAGAIN ? got : -1;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+				struct timespec ts;
+
+				memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+				when = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+			}
+		}
+		if (when < 0)
+			when = realtime_ns();
+		if (len < 40 || (buf[0] >> 4) != 4)
+			continue;
+		size_t ihl = (size_t)(buf[0] & 15) * 4;
+		if ((size_t)len < ihl + 20 || buf[9] != 6)
+			continue;
+		const uint8_t *t = buf + ihl;
+		uint16_t sport = (uint16_t)(t[0] << 8 | t[1]), dport = (uint16_t)(t[2] << 8 | t[3]);
+		uint16_t idx = (uint16_t)(dport - c->sport_base);
+
+		if (idx >= c->n)
+			continue;
+		struct probe *pr = &c->p[idx];
+		if (pr->done || !pr->tries || pr->dport != sport)
+			continue;
+		pr->flags = t[13];
+		pr->rtt = when - pr->last_sent;
+		pr->done = 1;
+		got++;
+	}
+}
+
+static size_t load(const char *path, struct probe *p, uint16_t sport_base)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	size_t n = 0;
+
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	while (n < MAX_PROBES && n + sport_base < 65536 && fgets(line, sizeof(line), f)) {
+		char label[LABEL_LEN];
+		unsigned long dport, isn, tsval;
+
+		if (sscanf(line, "%23s %li %li %li", label, (long *)&dport, (long *)&isn,
+			   (long *)&tsval) != 4)
+			continue;
+		memset(&p[n], 0, sizeof(p[n]));
+		snprintf(p[n].label, sizeof(p[n].label), "%s", label);
+		p[n].dport = (uint16_t)dport;
+		p[n].isn = (uint32_t)isn;
+		p[n].tsval = (uint32_t)tsval;
+		p[n].sport = (uint16_t)(sport_base + n);
+		p[n].rtt = -1;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	if (us > 0)
+		nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "src", required_argument, NULL, 's' }, { "dst", required_argument, NULL, 'd' },
+		{ "list", required_argument, NULL, 'l' }, { "sport-base", required_argument, NULL, 'b' },
+		{ "gap-us", required_argument, NULL, 'g' }, { "retry-ms", required_argument, NULL, 'r' },
+		{ "timeout-ms", required_argument, NULL, 't' }, { NULL, 0, NULL, 0 }
+	};
+	struct in_addr src = { 0 }, dst = { 0 };
+	const char *list = NULL;
+	long gap_us = -1, retry_ms = 1000, timeout_ms = -1;
+	unsigned long sport_base = 40000;
+	int ch, batch, one = 1, rcvbuf = 4 << 20;
+	struct ctx c = { 0 };
+	char fs[9];
+
+	if (argc < 2 || (strcmp(argv[1], "rtt") && strcmp(argv[1], "batch"))) {
+		fprintf(stderr, "usage: synprobe rtt|batch --src A --dst B --list FILE [...]\n");
+		return 2;
+	}
+	batch = strcmp(argv[1], "batch") == 0;
+	optind = 2;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's': if (inet_pton(AF_INET, optarg, &src) != 1) return 2; break;
+		case 'd': if (inet_pton(AF_INET, optarg, &dst) != 1) return 2; break;
+		case 'l': list = optarg; break;
+		case 'b': sport_base = strtoul(optarg, NULL, 0); break;
+		case 'g': gap_us = strtol(optarg, NULL, 0); break;
+		case 'r': retry_ms = strtol(optarg, NULL, 0); break;
+		case 't': timeout_ms = strtol(optarg, NULL, 0); break;
+		default: return 2;
+		}
+	}
+	if (!src.s_addr || !dst.s_addr || !list || sport_base == 0 || sport_base > 65000) {
+		fprintf(stderr, "synprobe: --src, --dst and --list are required\n");
+		return 2;
+	}
+	if (gap_us < 0)
+		gap_us = batch ? 10000 : 200;
+	if (timeout_ms < 0)
+		timeout_ms = batch ? 3000 : 1000;
+	if (gap_us > 1000000 || timeout_ms > 10000 || retry_ms < 0) {
+		fprintf(stderr, "synprobe: gap or timeout out of range\n");
+		return 2;
+	}
+	c.src = ntohl(src.s_addr);
+	c.dst = ntohl(dst.s_addr);
+	c.sport_base = (uint16_t)sport_base;
+	c.p = calloc(MAX_PROBES, sizeof(*c.p));
+	if (!c.p)
+		return 1;
+	c.n = load(list, c.p, c.sport_base);
+
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr = src };
+	struct sockaddr_in peer = { .sin_family = AF_INET, .sin_addr = dst };
+	c.tx = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	c.rx = socket(AF_INET, SOCK_RAW, IPPROTO_TCP);
+	if (c.tx < 0 || c.rx < 0 || bind(c.rx, (struct sockaddr *)&me, sizeof(me)) < 0 ||
+	    connect(c.rx, (struct sockaddr *)&peer, sizeof(peer)) < 0 ||
+	    setsockopt(c.rx, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0) {
+		perror("synprobe: raw sockets");
+		return 1;
+	}
+	setsockopt(c.rx, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	shutdown(c.tx, SHUT_RD);
+
+	if (!batch) {
+		for (size_t i = 0; i < c.n; i++) {
+			struct probe *pr = &c.p[i];
+			int64_t deadline;
+
+			if (send_probe(&c, pr) < 0)
+				return 1;
+			deadline = pr->last_sent + timeout_ms * 1000000LL;
+			while (!pr->done) {
+				int64_t left = deadline - realtime_ns();
+
+				if (left <= 0 || receive(&c, (int)(left / 1000000 + 1)) < 0)
+					break;
+			}
+			printf("%s %s %lld\n", pr->label, pr->done ? flagstr(pr->flags, fs) : "-",
+			       (long long)pr->rtt);
+			sleep_us(gap_us);
+		}
+		return 0;
+	}
+
+	/* batch: one timeline of first sends, retries and answers. */
+	size_t next = 0;
+	int64_t start = realtime_ns();
+	for (;;) {
+		int64_t now = realtime_ns(), wake = INT64_MAX;
+		size_t open = 0;
+
+		if (next < c.n && now >= start + (int64_t)next * gap_us * 1000) {
+			if (send_probe(&c, &c.p[next]) < 0)
+				return 1;
+			next++;
+		}
+		if (next < c.n)
+			wake = start + (int64_t)next * gap_us * 1000;
+		for (size_t i = 0; i < next; i++) {
+			struct probe *pr = &c.p[i];
+			int64_t end = pr->first_sent + timeout_ms * 1000000LL;
+
+			if (pr->done || now >= end)
+				continue;
+			open++;
+			if (retry_ms > 0 && pr->tries == 1) {
+				int64_t due = pr->first_sent + retry_ms * 1000000LL;
+
+				if (now >= due) {
+					if (send_probe(&c, pr) < 0)
+						return 1;
+				} else if (due < wake) {
+					wake = due;
+				}
+			}
+			if (end < wake)
+				wake = end;
+		}
+		if (next >= c.n && open == 0)
+			break;
+		now = realtime_ns();
+		long wait_ms = wake > now ? (long)((wake - now) / 1000000) : 0;
+		if (wait_ms > 50)
+			wait_ms = 50;
+		if (receive(&c, (int)wait_ms) < 0)
+			break;
+		if (now - start > (int64_t)(c.n * (size_t)gap_us * 1000) + 2 * timeout_ms * 1000000LL)
+			break;	/* hard bound */
+	}
+	size_t synack = 0, first = 0, rst = 0, none = 0;
+	for (size_t i = 0; i < c.n; i++) {
+		struct probe *pr = &c.p[i];
+
+		printf("%s %s %lld %d\n", pr->label, pr->done ? flagstr(pr->flags, fs) : "-",
+		       (long long)pr->rtt, pr->tries);
+		if (!pr->done)
+			none++;
+		else if ((pr->flags & 0x12) == 0x12) {
+			synack++;
+			if (pr->tries == 1)
+				first++;
+		} else if (pr->flags & 0x04)
+			rst++;
+	}
+	printf("summary: probes=%zu synack=%zu synack_first_try=%zu rst=%zu none=%zu\n", c.n, synack,
+	       first, rst, none);
+	return 0;
+}

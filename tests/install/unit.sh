@@ -1,0 +1,99 @@
+#!/bin/sh
+# The systemd unit as `make install` installs it:
+#   1. systemd-analyze verify finds no problem;
+#   2. systemd-analyze security --offline=yes rates its exposure <= 2.5.
+# Prints "ok"/"not ok" lines and "N passed, N failed"; exits 1 on a failure.
+#   BUILD           build directory (default: build), passed to make
+#   MAX_EXPOSURE    the highest acceptable exposure level (default: 2.5)
+#
+# Why verify runs on a copy: `systemd-analyze verify --root=DESTDIR` (systemd
+# 252) wants a whole systemd tree inside the root (sysinit.target,
+# /bin/kill), and verify without a root wants the unit's binaries and man
+# pages where the unit says, i.e. installed on this machine.  So it checks a
+# temporary copy of the installed unit whose knockgw paths point at the
+# binaries installed in DESTDIR (run.sh checks that the real paths match
+# PREFIX), with MANPATH set to DESTDIR's man pages for Documentation=.
+# Needs no root and touches nothing outside its temporary directory.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+MAX_EXPOSURE=${MAX_EXPOSURE:-2.5}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+D=$tmp/root
+PREFIX=/usr
+
+passed=0
+failed=0
+n=0
+
+ok() {
+	n=$((n + 1))
+	passed=$((passed + 1))
+	echo "ok $n - $1"
+}
+
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+}
+
+# Prints a file as comment lines (diagnostics under a "not ok").
+show() {
+	sed 's/^/# /' "$1"
+}
+
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+	not_ok "systemd-analyze is installed (Debian package systemd)"
+	finish
+fi
+
+if make --no-print-directory BUILD="$BUILD" install DESTDIR="$D" >"$tmp/make.log" 2>&1; then
+	ok "make install DESTDIR=..."
+else
+	not_ok "make install DESTDIR=..."
+	show "$tmp/make.log"
+	finish
+fi
+unit=$D/lib/systemd/system/knockgw.service
+
+# --- 1. verify ----------------------------------------------------------
+mkdir "$tmp/verify"
+sed "s|=$PREFIX/sbin/knockgw|=$D$PREFIX/sbin/knockgw|g" "$unit" >"$tmp/verify/knockgw.service"
+man_opt=""
+if ! command -v man >/dev/null 2>&1; then
+	echo "# man (man-db) not installed: Documentation= not checked"
+	man_opt="--man=no"
+fi
+# shellcheck disable=SC2086
+if MANPATH=$D$PREFIX/share/man systemd-analyze verify $man_opt "$tmp/verify/knockgw.service" \
+	>"$tmp/verify.log" 2>&1 && [ ! -s "$tmp/verify.log" ]; then
+	ok "systemd-analyze verify: no complaint"
+else
+	not_ok "systemd-analyze verify: no complaint"
+	show "$tmp/verify.log"
+fi
+
+# --- 2. security --------------------------------------------------------
+systemd-analyze security --offline=yes "$unit" >"$tmp/security.log" 2>&1
+level=$(sed -n 's/.*Overall exposure level for knockgw\.service: \([0-9][0-9.]*\).*/\1/p' \
+	"$tmp/security.log" | head -n 1)
+if [ -z "$level" ]; then
+	not_ok "systemd-analyze security prints an overall exposure level"
+	show "$tmp/security.log"
+elif awk -v l="$level" -v m="$MAX_EXPOSURE" 'BEGIN { exit !(l + 0 <= m + 0) }'; then
+	ok "exposure level $level <= $MAX_EXPOSURE"
+else
+	not_ok "exposure level $level <= $MAX_EXPOSURE"
+	grep '✗' "$tmp/security.log" | sed 's/^/# /'
+fi
+
+finish
