@@ -245,3 +245,108 @@ int ctnl_delete(struct ctnl *c, const struct ct_flow *f)
 	put_orig(nlh, f);
 	return talk(c, nlh, NULL, NULL);
 }
+
+struct count_ctx {
+	long n;
+	bool (*is_knock_dst)(int family, const uint8_t *dst, uint16_t port, const void *arg);
+	const void *arg;
+};
+
+static int attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	uint16_t type = mnl_attr_get_type(attr);
+
+	/* Every nest here has fewer than CTA_MAX types; skip unknown ones. */
+	if (type <= CTA_MAX)
+		tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+/* Destination address and port of an entry's original tuple. */
+static bool orig_dst(const struct nlattr *orig, int *family, uint8_t dst[16], uint16_t *port)
+{
+	const struct nlattr *t[CTA_MAX + 1] = { 0 }, *ip[CTA_MAX + 1] = { 0 };
+	const struct nlattr *pr[CTA_MAX + 1] = { 0 };
+
+	mnl_attr_parse_nested(orig, attr_cb, t);
+	if (!t[CTA_TUPLE_IP] || !t[CTA_TUPLE_PROTO])
+		return false;
+	mnl_attr_parse_nested(t[CTA_TUPLE_IP], attr_cb, ip);
+	mnl_attr_parse_nested(t[CTA_TUPLE_PROTO], attr_cb, pr);
+	if (!pr[CTA_PROTO_NUM] || mnl_attr_get_u8(pr[CTA_PROTO_NUM]) != IPPROTO_TCP ||
+	    !pr[CTA_PROTO_DST_PORT] || mnl_attr_get_payload_len(pr[CTA_PROTO_DST_PORT]) != 2)
+		return false;
+	if (ip[CTA_IP_V4_DST] && mnl_attr_get_payload_len(ip[CTA_IP_V4_DST]) == 4) {
+		*family = AF_INET;
+		memcpy(dst, mnl_attr_get_payload(ip[CTA_IP_V4_DST]), 4);
+	} else if (ip[CTA_IP_V6_DST] && mnl_attr_get_payload_len(ip[CTA_IP_V6_DST]) == 16) {
+		*family = AF_INET6;
+		memcpy(dst, mnl_attr_get_payload(ip[CTA_IP_V6_DST]), 16);
+	} else {
+		return false;
+	}
+	*port = ntohs(mnl_attr_get_u16(pr[CTA_PROTO_DST_PORT]));
+	return true;
+}
+
+static int count_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct count_ctx *cc = data;
+	const struct nlattr *tb[CTA_MAX + 1] = { 0 };
+	uint8_t dst[16];
+	uint16_t port;
+	int family;
+
+	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), attr_cb, tb);
+	if (!tb[CTA_TUPLE_ORIG] || !orig_dst(tb[CTA_TUPLE_ORIG], &family, dst, &port))
+		return MNL_CB_OK;
+	if (tb[CTA_PROTOINFO]) {
+		/* A connection that is over needs no translation any more. */
+		const struct nlattr *pi[CTA_MAX + 1] = { 0 }, *tcp[CTA_MAX + 1] = { 0 };
+
+		mnl_attr_parse_nested(tb[CTA_PROTOINFO], attr_cb, pi);
+		if (pi[CTA_PROTOINFO_TCP]) {
+			mnl_attr_parse_nested(pi[CTA_PROTOINFO_TCP], attr_cb, tcp);
+			if (tcp[CTA_PROTOINFO_TCP_STATE]) {
+				uint8_t st = mnl_attr_get_u8(tcp[CTA_PROTOINFO_TCP_STATE]);
+
+				if (st == TCP_CONNTRACK_TIME_WAIT || st == TCP_CONNTRACK_CLOSE)
+					return MNL_CB_OK;
+			}
+		}
+	}
+	if (tb[CTA_SEQ_ADJ_ORIG] ||
+	    (tb[CTA_MARK] && mnl_attr_get_u32(tb[CTA_MARK]) != 0 &&
+	     cc->is_knock_dst(family, dst, port, cc->arg)))
+		cc->n++;
+	return MNL_CB_OK;
+}
+
+long ctnl_count_translated(struct ctnl *c,
+			   bool (*is_knock_dst)(int family, const uint8_t *dst, uint16_t port,
+						const void *arg),
+			   const void *arg)
+{
+	char buf[CT_BUF_BYTES];
+	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_GET, NLM_F_DUMP, AF_UNSPEC);
+	struct count_ctx cc = { 0, is_knock_dst, arg };
+	char rbuf[1 << 16];
+	int n;
+
+	nlh->nlmsg_flags &= (uint16_t)~NLM_F_ACK;
+	if (mnl_socket_sendto(c->nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	/* Bounded: a dump ends with NLMSG_DONE; a timeout ends it too. */
+	for (int i = 0; i < 100000; i++) {
+		n = (int)mnl_socket_recvfrom(c->nl, rbuf, sizeof(rbuf));
+		if (n < 0)
+			return -errno;
+		n = mnl_cb_run(rbuf, (size_t)n, nlh->nlmsg_seq, c->portid, count_cb, &cc);
+		if (n < 0)
+			return -errno;
+		if (n == MNL_CB_STOP)
+			break;
+	}
+	return cc.n;
+}

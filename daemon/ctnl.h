@@ -50,4 +50,14 @@ int ctnl_get_seqadj(struct ctnl *c, const struct ct_flow *f, uint32_t *ret_pos,
 
 int ctnl_delete(struct ctnl *c, const struct ct_flow *f);
 
+/*
+ * Counts the TCP entries that carry a client-role translation: a sequence
+ * adjustment (kernel path), or a non-zero mark on a flow to a knock
+ * destination (user path; is_knock_dst decides).  -errno on failure.
+ */
+long ctnl_count_translated(struct ctnl *c,
+			   bool (*is_knock_dst)(int family, const uint8_t *dst, uint16_t port,
+						const void *arg),
+			   const void *arg);
+
 #endif

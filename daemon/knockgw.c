@@ -630,6 +630,40 @@ out:
 
 /* ------------------------------------------------------------ running */
 
+static bool is_knock_dst(int family, const uint8_t *dst, uint16_t port, const void *arg)
+{
+	return conf_find_knock(arg, family, dst, port) != NULL;
+}
+
+/*
+ * On stop the table goes, except when translated client flows are still
+ * open: conntrack, and with it their sequence adjustment, runs in a
+ * namespace only while some rule uses it.  Then a keeper table stays (no
+ * knocking, no refusing), which the next start replaces.
+ */
+static void remove_table(struct knockgw *kg)
+{
+	const struct conf *c = kg->conf;
+	char err[512];
+	long open = 0;
+
+	if (c->nknock > 0 && kg->workers[0].ct)
+		open = ctnl_count_translated(kg->workers[0].ct, is_knock_dst, c);
+	if (open > 0) {
+		if (nftrules_install_keeper(c, kg->queue_kind, err, sizeof(err)) == 0) {
+			log_notice("%ld translated connection(s) still open: table inet %s keeps "
+				   "only what they need (conntrack%s); the next start replaces it, "
+				   "`nft delete table inet %s` removes it", open, c->table,
+				   c->translate == TRANSLATE_USER ? ", queueing their packets" : "",
+				   c->table);
+			return;
+		}
+		log_warnx("cannot leave the keeper table: %s; deleting the table", err);
+	}
+	if (nftrules_remove(c->table) < 0)
+		log_warnx("cannot delete table inet %s", c->table);
+}
+
 /* Pings the watchdog only while every queue thread is making rounds. */
 static void watchdog(struct knockgw *kg, uint64_t interval_ms)
 {
@@ -720,8 +754,8 @@ static int run(struct knockgw *kg, const char *path)
 out:
 	sd_notify(0, "STOPPING=1");
 	stop_requested = 1;
-	if (kg->table_installed && nftrules_remove(kg->conf->table) < 0)
-		log_warnx("cannot delete table inet %s", kg->conf->table);
+	if (kg->table_installed)
+		remove_table(kg);
 	join_workers(kg);
 	log_counters(kg);
 	free_workers(kg);

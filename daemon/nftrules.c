@@ -101,6 +101,7 @@ enum rule_kind {
 	RK_CLIENT_SYN,		/* this host's SYNs to a knock destination: queue */
 	RK_CLIENT_OUT,		/* user path: later outgoing packets of such flows */
 	RK_CLIENT_IN,		/* user path: their incoming packets */
+	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
 };
 
 struct rule {
@@ -145,6 +146,26 @@ static void plan_entry(struct plan *p, const struct conf_protect *e, const struc
 	plan_add(p, e->on_fail == ON_FAIL_RESET ? RK_STRAY_QUEUE : RK_STRAY_DROP, e, a);
 	if (e->integrity_len)
 		plan_add(p, RK_INTEG, e, a);
+}
+
+/*
+ * What stays after a stop while translated client flows are open: conntrack
+ * only runs in a namespace while some rule uses it, and seqadj with it; the
+ * user path's packets keep going to the queue, where they wait (and drop,
+ * to be retransmitted) until a daemon is back.  No knock, no server rule.
+ */
+static void make_keeper_plan(const struct conf *c, struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->qnum = c->queue_num;
+	p->qtotal = c->queue_count;
+	p->bypass = c->fail_open;
+	p->r[p->n++] = (struct rule){ .kind = RK_CT_KEEP, .chain = CH_OUTPUT_RAW };
+	p->used[CH_OUTPUT_RAW] = true;
+	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++) {
+		plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, &c->knock[i], false);
+		plan_client(p, RK_CLIENT_IN, CH_PREROUTING, &c->knock[i], true);
+	}
 }
 
 static void make_plan(const struct conf *c, struct plan *p)
@@ -212,6 +233,9 @@ static void print_rule(FILE *f, const struct plan *p, const struct rule *r)
 		fprintf(f, "meta mark & 0x%08x == 0x%08x ct mark set ct mark & 0x%08x "
 			   "meta mark set meta mark & 0x%08x accept\n",
 			mask, KGW_MARK_RELEASE, ~(unsigned)KGW_CTMARK_INTEG, ~mask);
+		return;
+	case RK_CT_KEEP:
+		fputs("ct state established counter\n", f);
 		return;
 	default:
 		break;
@@ -651,6 +675,11 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 	case RK_MARK_RELEASE:
 		build_mark_rule(r, KGW_MARK_RELEASE, false);
 		return;
+	case RK_CT_KEEP:
+		x_ct(r, NFT_CT_STATE);
+		x_masked_eq32(r, NF_CT_STATE_BIT(IP_CT_ESTABLISHED), 0, NFT_CMP_NEQ);
+		x_counter(r);
+		return;
 	default:
 		break;
 	}
@@ -723,6 +752,8 @@ static const char *kind_name(enum rule_kind k)
 	case RK_CLIENT_OUT:
 	case RK_CLIENT_IN:
 		return "client translation rule";
+	case RK_CT_KEEP:
+		return "conntrack keeper rule";
 	}
 	return "rule";
 }
@@ -750,7 +781,8 @@ static void put_rule(struct batch *bt, const char *table, const struct rule *ru,
 	batch_next(bt);
 }
 
-int nftrules_install(const struct conf *c, enum nft_queue_kind kind, char *err, size_t errlen)
+static int install(const struct conf *c, enum nft_queue_kind kind, bool keeper, char *err,
+		   size_t errlen)
 {
 	struct batch *bt = malloc(sizeof(*bt));
 	struct plan *p = malloc(sizeof(*p));
@@ -759,7 +791,10 @@ int nftrules_install(const struct conf *c, enum nft_queue_kind kind, char *err, 
 	snprintf(err, errlen, "out of memory");
 	if (!bt || !p || batch_init(bt) < 0)
 		goto out;
-	make_plan(c, p);
+	if (keeper)
+		make_keeper_plan(c, p);
+	else
+		make_plan(c, p);
 	/*
 	 * Create-then-delete-then-create in one transaction: whether or not an
 	 * old table exists, the result is exactly the new one, atomically.
@@ -778,6 +813,17 @@ out:
 	free(bt);
 	free(p);
 	return ret;
+}
+
+int nftrules_install(const struct conf *c, enum nft_queue_kind kind, char *err, size_t errlen)
+{
+	return install(c, kind, false, err, errlen);
+}
+
+int nftrules_install_keeper(const struct conf *c, enum nft_queue_kind kind, char *err,
+			    size_t errlen)
+{
+	return install(c, kind, true, err, errlen);
 }
 
 int nftrules_remove(const char *table)

@@ -30,6 +30,15 @@ int nftrules_probe(enum nft_queue_kind *ret_kind);
 /* Installs (or atomically replaces) the table; 0 or -errno, reason in err. */
 int nftrules_install(const struct conf *c, enum nft_queue_kind kind, char *err, size_t errlen);
 
+/*
+ * Replaces the table with what must outlive the daemon while translated
+ * client flows are open: a rule that keeps conntrack (and its sequence
+ * adjustment) running and, on the user path, the rules that queue those
+ * flows' packets for the next daemon.  Nothing knocks, nothing is refused.
+ */
+int nftrules_install_keeper(const struct conf *c, enum nft_queue_kind kind, char *err,
+			    size_t errlen);
+
 /* Deletes the table if it exists; 0 or -errno. */
 int nftrules_remove(const char *table);
 

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Restart safety: a rate-limited scp through the client role survives
-# kill -9 of the client's knockgw and a restart a second later, on both
-# translation paths, and arrives with the same sha256.  The kernel path
-# needs no daemon for an established flow; the user path finds each flow's
-# shift in its conntrack entry again.
+# kill -9 (IPv4) or SIGTERM (IPv6) of the client's knockgw and a restart a
+# second later, on both translation paths, and arrives with the same sha256.
+# The kernel path needs no daemon for an established flow (after a clean
+# stop a keeper table keeps conntrack running for it); the user path finds
+# each flow's shift in its conntrack entry again.
 . "$(dirname "$0")/lib.sh"
 
 make_topology
@@ -29,6 +30,7 @@ for kind in kernel user; do
 		  { dst = "$S6"; port = 22; mode = "native"; key = "k"; } );
 	EOC
 	for dst in $S4 "[$S6]"; do
+		if [ "$dst" = $S4 ]; then sig=KILL; else sig=TERM; fi
 		start_knockgw "$NS_C" "$TMP/client-$kind.conf"
 		rm -f "$TMP/dst.bin"
 		# 3 MB at 2400 kbit/s: about ten seconds on the wire.
@@ -38,11 +40,16 @@ for kind in kernel user; do
 		# Kill the daemon once the transfer is under way.
 		wait_for 20 sh -c "[ -s '$TMP/dst.bin' ]"
 		sleep 1
-		kill -9 "$KGW_PID"
+		kill -$sig "$KGW_PID"
+		wait_for 5 sh -c "! kill -0 $KGW_PID"
+		if [ $sig = TERM ]; then
+			check "$kind path: a clean stop left the keeper table for the open flow" \
+				grep -q "translated connection(s) still open" "$TMP/knockgw-$NS_C.log"
+		fi
 		sleep 1
 		start_knockgw "$NS_C" "$TMP/client-$kind.conf"
 		if wait "$scp_pid"; then rc=0; else rc=$?; fi
-		check "$kind path, $dst: scp finished after kill -9 and restart (rc $rc)" [ $rc = 0 ]
+		check "$kind path, $dst: scp finished after SIG$sig and restart (rc $rc)" [ $rc = 0 ]
 		check "$kind path, $dst: the copy has the same sha256" \
 			[ "$(sha256sum <"$TMP/dst.bin" | cut -d' ' -f1)" = "$want" ]
 		kill "$KGW_PID"
