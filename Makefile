@@ -1,6 +1,7 @@
 # knockgw - GNU make, pkg-config, no autotools.
 #   make            build build/knockgw and build/knock-connect
 #   make deps       install the Debian packages the build, tests and demo need
+#   make demo       show knockgw at work in network namespaces (root)
 #   make check      deps + build + unit, config, ISN, fuzz-smoke and netns tests
 #   make fuzz       build the libFuzzer targets with clang
 #   make analyze    clang static analyzer over the sources
@@ -48,7 +49,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
-.PHONY: all deps check unit test-tools fuzz fuzz-smoke analyze clean
+.PHONY: all deps demo check unit test-tools fuzz fuzz-smoke analyze clean
 # Keep the objects of test binaries (they are intermediate for make).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -87,6 +88,11 @@ test-tools: $(TOOL_BINS)
 
 deps:
 	$(Q)sh tools/deps.sh
+
+# The main job, live in network namespaces, narrated; cleans up after itself.
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh demo/demo.sh
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit test-tools fuzz

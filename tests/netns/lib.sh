@@ -14,7 +14,7 @@
 # never touched: every nft command runs inside a test namespace.
 
 set -eu
-TOP=$(cd "$(dirname "$0")/../.." && pwd)
+TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=$(cd "$TOP" && cd "${BUILD:-build}" && pwd)
 KNOCKGW=$BUILD/knockgw
 KC=$BUILD/knock-connect
