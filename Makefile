@@ -49,7 +49,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
-.PHONY: all deps demo check unit test-tools fuzz fuzz-smoke analyze clean
+.PHONY: all deps demo check unit test-tools fuzz fuzz-smoke analyze clean check-asan fuzz-long soak
 # Keep the objects of test binaries (they are intermediate for make).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -151,3 +151,28 @@ uninstall:
 		$(DESTDIR)$(SYSTEMDUNITDIR)/knockgw.service
 	$(Q)for m in $(MAN_PAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m#man/}; done
 	$(Q)echo "kept $(DESTDIR)$(SYSCONFDIR)/knockgw (configuration and keys); remove it by hand"
+
+# make check-asan: the daemon, knock-connect, the unit tests and the test
+# tools built with AddressSanitizer and UBSan into ASAN_BUILD (gcc or clang;
+# warnings stay errors; _FORTIFY_SOURCE is left out, it clashes with ASan's
+# interceptors), then the unit, config, ISN and namespace tests against that
+# build.  Any report aborts the process that made it; the namespace tests
+# also grep the daemons' logs for reports (tests/netns/sanitizer.sh).
+# tests/sanitizer/lsan_exit.c lets LeakSanitizer run at exit in a daemon
+# that made itself undumpable.  Prints its run time.
+ASAN_BUILD ?= build-asan
+ASAN_CFLAGS ?= -O1 -g
+ASAN_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ASAN_HARDEN := $(filter-out -D_FORTIFY_SOURCE=%,$(HARDEN_CFLAGS))
+ASAN_HOOK := $(ASAN_BUILD)/obj/tests/sanitizer/lsan_exit.o
+ASAN_MAKE = $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) HARDEN_CFLAGS="$(ASAN_HARDEN)" \
+	CFLAGS="$(ASAN_CFLAGS) $(ASAN_SAN)" LDFLAGS="$(LDFLAGS) $(ASAN_HOOK)"
+
+check-asan: deps
+	$(Q)$(ASAN_MAKE) $(ASAN_HOOK)
+	$(Q)$(ASAN_MAKE) all unit test-tools
+	$(Q)start=$$(date +%s); \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	BUILD=$(ASAN_BUILD) TESTS="unit conf isn netns" sh tests/run.sh; rc=$$?; \
+	echo "check-asan: $$(($$(date +%s) - start)) s"; exit $$rc

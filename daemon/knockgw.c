@@ -59,6 +59,7 @@ enum {
 	COPY_HEADERS = 512,		/* IP + extension headers + TCP with options */
 	MAX_QUEUES = 16,
 	STATUS_EVERY_MS = 2000,		/* STATUS= refresh for systemd */
+	TABLE_CHECK_MS = 2000,		/* how often the table's presence is checked */
 	SWITCH_WAIT_MS = 2000,		/* workers take a new config within ~10 ms */
 };
 
@@ -96,6 +97,7 @@ struct knockgw {
 	bool table_installed;
 	uint64_t started_ms;
 	unsigned reloads;
+	unsigned table_restores;
 	bool verbose;			/* -v: debug logging whatever the file says */
 };
 
@@ -332,9 +334,9 @@ static void status_report(FILE *out, void *arg)
 
 	sum_counters(kg, &t);
 	status_line(kg, line, sizeof(line));
-	fprintf(out, "knockgw running for %llu s, %u reload(s); %s\n",
+	fprintf(out, "knockgw running for %llu s, %u reload(s), %u table restore(s); %s\n",
 		(unsigned long long)((now_ms(CLOCK_MONOTONIC) - kg->started_ms) / 1000),
-		kg->reloads, line);
+		kg->reloads, kg->table_restores, line);
 	fprintf(out, "config %s: %zu key(s), %zu protected port(s), %zu knock destination(s), "
 		     "table inet %s (%s queue), queues %u..%u, translate %s\n",
 		c->path, c->nkeys, c->nprotect, c->nknock, c->table,
@@ -664,6 +666,25 @@ static void remove_table(struct knockgw *kg)
 		log_warnx("cannot delete table inet %s", c->table);
 }
 
+/*
+ * Someone deleted our table (nft flush ruleset, a careless script): the
+ * protected ports would be open and the client would stop knocking.  Put
+ * it back, and say so; if that fails, stop serving rather than pretend.
+ */
+static void check_table(struct knockgw *kg)
+{
+	char err[512];
+
+	if (nftrules_present(kg->conf->table))
+		return;
+	log_warnx("table inet %s disappeared; installing it again", kg->conf->table);
+	kg->table_restores++;
+	if (nftrules_install(kg->conf, kg->queue_kind, err, sizeof(err)) < 0) {
+		log_warnx("cannot restore table inet %s: %s; stopping", kg->conf->table, err);
+		stop_requested = 1;
+	}
+}
+
 /* Pings the watchdog only while every queue thread is making rounds. */
 static void watchdog(struct knockgw *kg, uint64_t interval_ms)
 {
@@ -678,7 +699,7 @@ static void watchdog(struct knockgw *kg, uint64_t interval_ms)
 static int run(struct knockgw *kg, const char *path)
 {
 	char err[512], status[400];
-	uint64_t wd_usec = 0, last_status = 0, last_wd = 0;
+	uint64_t wd_usec = 0, last_status = 0, last_wd = 0, last_table = 0;
 	int ret = 1;
 
 	setup_signals();
@@ -741,6 +762,10 @@ static int run(struct knockgw *kg, const char *path)
 			snprintf(status, sizeof(status), "STATUS=");
 			status_line(kg, status + 7, sizeof(status) - 7);
 			sd_notify(0, status);
+		}
+		if (kg->table_installed && now - last_table >= TABLE_CHECK_MS) {
+			last_table = now;
+			check_table(kg);
 		}
 		if (wd_usec && now - last_wd >= wd_usec / 2000) {
 			last_wd = now;

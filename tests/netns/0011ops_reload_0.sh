@@ -40,6 +40,16 @@ KGW_PID=$SRV
 
 check "READY=1 once the queues and table are up" wait_for 5 grep -qx 'READY=1' "$TMP/notify.log"
 check "WATCHDOG=1 pings" wait_for 5 grep -qx 'WATCHDOG=1' "$TMP/notify.log"
+# After setup only CAP_NET_ADMIN (bit 12) remains, in every thread.
+caps_only_net_admin() {
+	for t in /proc/$SRV/task/*; do
+		for f in CapEff CapPrm CapBnd; do
+			[ "$(awk -v f="$f:" '$1 == f { print $2 }' "$t/status")" = 0000000000001000 ] ||
+				return 1
+		done
+	done
+}
+check "the running daemon keeps only CAP_NET_ADMIN" caps_only_net_admin
 
 SSH="ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
 	-o ConnectTimeout=10 -i $TMP/userkey"
