@@ -1,12 +1,14 @@
 /*
  * nfq_min.c - the reference for syn_rate_ratio: the least a program can do
- * with an NFQUEUE queue.  It accepts every packet, with the same queue
+ * with an NFQUEUE queue.  It accepts every packet (-d: drops), with the same queue
  * settings as knockgw (copy range, maxlen, 8 MB forced receive buffer, 10 ms
  * receive timeout, 64 messages per recvmmsg) and one NFQNL_MSG_VERDICT_BATCH
  * per recvmmsg.  libmnl + libnetfilter_queue's nlmsg API, nothing else.
  *
- *   nfq_min [-n QUEUE] [-r COPY_RANGE] [-m MAXLEN] [-s SECONDS]
+ *   nfq_min [-n QUEUE] [-r COPY_RANGE] [-m MAXLEN] [-s SECONDS] [-d]
  *
+ * -d drops every packet instead (the reference for a daemon that answers
+ * with on_fail = "drop").
  * Prints "ready: queue N" once bound; "counters: queued=N verdicts=N
  * enobufs=N" on SIGUSR1 and at exit (SIGTERM/SIGINT, or after SECONDS,
  * default 600, so that it never outlives a benchmark).
@@ -70,7 +72,7 @@ static void dump(unsigned long long queued, unsigned long long verdicts, unsigne
 
 int main(int argc, char **argv)
 {
-	unsigned qnum = 0, copy_range = 512, maxlen = 4096, seconds = 600;
+	unsigned qnum = 0, copy_range = 512, maxlen = 4096, seconds = 600, verdict = NF_ACCEPT;
 	unsigned long long queued = 0, verdicts = 0, enobufs = 0;
 	struct mnl_socket *nl;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -83,14 +85,15 @@ int main(int argc, char **argv)
 	time_t end;
 	int fd, size = RCVBUF_BYTES, ch;
 
-	while ((ch = getopt(argc, argv, "n:r:m:s:")) != -1) {
+	while ((ch = getopt(argc, argv, "n:r:m:s:d")) != -1) {
 		switch (ch) {
 		case 'n': qnum = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'r': copy_range = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'm': maxlen = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 's': seconds = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'd': verdict = NF_DROP; break;
 		default:
-			fprintf(stderr, "usage: nfq_min [-n QUEUE] [-r COPY_RANGE] [-m MAXLEN] [-s SECONDS]\n");
+			fprintf(stderr, "usage: nfq_min [-n QUEUE] [-r COPY_RANGE] [-m MAXLEN] [-s SECONDS] [-d]\n");
 			return 2;
 		}
 	}
@@ -175,9 +178,9 @@ int main(int argc, char **argv)
 		if (got == 0)
 			continue;
 		queued += got;
-		/* One message accepts every queued id up to last_id. */
+		/* One message answers every queued id up to last_id. */
 		nlh = nfq_nlmsg_put(vbuf, NFQNL_MSG_VERDICT_BATCH, (int)qnum);
-		nfq_nlmsg_verdict_put(nlh, (int)last_id, NF_ACCEPT);
+		nfq_nlmsg_verdict_put(nlh, (int)last_id, (int)verdict);
 		if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
 			perror("nfq_min: verdict");
 		else

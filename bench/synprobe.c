@@ -5,6 +5,7 @@
  *                  [--timeout-ms N]
  *   synprobe batch --src A --dst B --list FILE [--sport-base N] [--gap-us N]
  *                  [--retry-ms N] [--timeout-ms N]
+ *   synprobe connect --src A --dst B --list FILE [--gap-us N] [--timeout-ms N]
  *
  * FILE has one probe per line: "LABEL DPORT ISN TSVAL" (numbers decimal or
  * 0x-hex); probe i uses source port sport-base + i (default 40000).  Each
@@ -22,6 +23,11 @@
  *        never), stops timeout-ms (default 3000) after a probe's first SYN;
  *        prints "LABEL FLAGS RTT_NS TRIES" per probe, then
  *        "summary: probes=N synack=N synack_first_try=N rst=N none=N".
+ * connect: no raw sockets: an ordinary blocking connect() per line (its
+ *        DPORT; ISN and TSVAL are ignored), timed with CLOCK_MONOTONIC from
+ *        the call to its return, then closed with an RST (SO_LINGER 0) so no
+ *        TIME_WAIT piles up; prints "LABEL ok|fail NS".  This is what an
+ *        application sees, client-role knocking included.
  * The host's own TCP answers the SYN-ACKs with RSTs (no socket here), which
  * cleans up the server side.  Every loop is bounded by count and time.
  */
@@ -238,6 +244,45 @@ static size_t load(const char *path, struct probe *p, uint16_t sport_base)
 	return n;
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_us(long us);
+
+static int run_connect(const struct ctx *c, long gap_us, long timeout_ms)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct probe *pr = &c->p[i];
+		struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr = { htonl(c->src) } };
+		struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr = { htonl(c->dst) },
+					  .sin_port = htons(pr->dport) };
+		struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+		struct linger lg = { 1, 0 };
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int64_t t0, t1;
+		int r;
+
+		if (fd < 0 || bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0) {
+			perror("synprobe: socket");
+			return 1;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		t0 = mono_ns();
+		r = connect(fd, (struct sockaddr *)&to, sizeof(to));
+		t1 = mono_ns();
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		close(fd);
+		printf("%s %s %lld\n", pr->label, r == 0 ? "ok" : "fail", (long long)(t1 - t0));
+		sleep_us(gap_us);
+	}
+	return 0;
+}
+
 static void sleep_us(long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
@@ -262,11 +307,13 @@ int main(int argc, char **argv)
 	struct ctx c = { 0 };
 	char fs[9];
 
-	if (argc < 2 || (strcmp(argv[1], "rtt") && strcmp(argv[1], "batch"))) {
-		fprintf(stderr, "usage: synprobe rtt|batch --src A --dst B --list FILE [...]\n");
+	if (argc < 2 || (strcmp(argv[1], "rtt") && strcmp(argv[1], "batch") &&
+			  strcmp(argv[1], "connect"))) {
+		fprintf(stderr, "usage: synprobe rtt|batch|connect --src A --dst B --list FILE [...]\n");
 		return 2;
 	}
 	batch = strcmp(argv[1], "batch") == 0;
+	int conn = strcmp(argv[1], "connect") == 0;
 	optind = 2;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
@@ -299,6 +346,8 @@ int main(int argc, char **argv)
 	if (!c.p)
 		return 1;
 	c.n = load(list, c.p, c.sport_base);
+	if (conn)
+		return run_connect(&c, gap_us, timeout_ms);
 
 	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr = src };
 	struct sockaddr_in peer = { .sin_family = AF_INET, .sin_addr = dst };

@@ -16,6 +16,7 @@
 
 #include <sodium.h>
 
+#include "bytes.h"
 #include "client.h"
 #include "integ.h"
 #include "pkt.h"
@@ -63,20 +64,6 @@ void client_free(struct client *c)
 	flow_free(&c->syns);
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 /*
  * Writes the checksum of a rewritten packet: in full when the kernel had not
  * finished it (offload; the field then holds only the pseudo-header sum),
@@ -89,7 +76,7 @@ static bool finish_csum(uint8_t *buf, const struct pkt_view *v, uint32_t skbinfo
 		return true;
 	if (v->payload_caplen != v->payload_len)
 		return false;
-	put16(buf + v->l4_off + 16, seqrewrite_tcp_csum_full(buf, v));
+	put_be16(buf + v->l4_off + 16, seqrewrite_tcp_csum_full(buf, v));
 	return true;
 }
 
@@ -112,28 +99,24 @@ static void refuse_integrity(struct client *c, struct nfqueue *q, const struct n
 
 /* Creates the conntrack entry; replaces a stale one left by an old flow. */
 static int make_entry(struct client *c, const struct ct_flow *f, uint32_t kernel_isn,
-		      uint32_t delta, bool *ret_existed)
+		      uint32_t delta)
 {
 	bool user = c->conf->translate == TRANSLATE_USER;
 	int r;
 
-	*ret_existed = false;
 	r = ctnl_create(c->ct, f, !user, kernel_isn, delta, CT_SYN_TIMEOUT, user ? delta : 0, user);
 	if (r != -EEXIST)
 		return r;
 
-	uint32_t pos = 0, old = 0;
-	if (user) {
-		r = ctnl_get_mark(c->ct, f, &old);
-		pos = old == delta ? kernel_isn : kernel_isn + 1;
-	} else {
-		r = ctnl_get_seqadj(c->ct, f, &pos, &old);
-	}
-	if (r == 0 && pos == kernel_isn) {
-		/* Our entry for this very SYN: it is a retransmission. */
-		*ret_existed = true;
+	/*
+	 * Ours for this very SYN (a retransmission) when it carries the same
+	 * shift from the same kernel ISN; the user path keeps only the shift.
+	 */
+	struct ct_info ci;
+	r = ctnl_get(c->ct, f, &ci);
+	bool same = r == 0 && (user ? ci.mark == delta : ci.has_seqadj && ci.pos == kernel_isn);
+	if (same)
 		return 0;
-	}
 	/* Left over from an earlier connection on the same 4-tuple. */
 	c->cnt[CC_stale_replaced]++;
 	ctnl_delete(c->ct, f);
@@ -188,10 +171,9 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 
 	uint32_t delta = knock_isn - v->seq;
 	struct ct_flow f = { .family = v->family, .sport = v->sport, .dport = v->dport };
-	bool existed;
 	memcpy(f.src, src, v->addr_len);
 	memcpy(f.dst, dst, v->addr_len);
-	int r = make_entry(c, &f, v->seq, delta, &existed);
+	int r = make_entry(c, &f, v->seq, delta);
 	if (r < 0) {
 		char a[INET6_ADDRSTRLEN];
 
@@ -231,12 +213,12 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 	}
 	memcpy(c->buf, p->data, p->caplen);
 	uint8_t *tcp = c->buf + v->l4_off;
-	uint16_t check = (uint16_t)(tcp[16] << 8 | tcp[17]);
+	uint16_t check = get_be16(tcp + 16);
 	if (pin_ts) {
 		uint8_t old[4];
 
 		memcpy(old, c->buf + v->ts_off, 4);
-		put32(c->buf + v->ts_off, tsval);
+		put_be32(c->buf + v->ts_off, tsval);
 		uint32_t o, n;
 		memcpy(&o, old, 4);
 		memcpy(&n, c->buf + v->ts_off, 4);
@@ -246,11 +228,11 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 		uint32_t o, n;
 
 		memcpy(&o, tcp + 4, 4);
-		put32(tcp + 4, knock_isn);
+		put_be32(tcp + 4, knock_isn);
 		memcpy(&n, tcp + 4, 4);
 		check = csum_replace32(check, o, n);
 	}
-	put16(tcp + 16, check);
+	put_be16(tcp + 16, check);
 	if (!finish_csum(c->buf, v, p->skbinfo)) {
 		c->cnt[CC_untranslatable]++;
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);

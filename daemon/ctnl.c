@@ -163,12 +163,7 @@ int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t k
 	return talk(c, nlh, NULL, NULL);
 }
 
-struct seqadj_out {
-	bool found, has_mark;
-	uint32_t pos, delta, mark;
-};
-
-static int seqadj_attr_cb(const struct nlattr *attr, void *data)
+static int info_attr_cb(const struct nlattr *attr, void *data)
 {
 	const struct nlattr **tb = data;
 	int type = mnl_attr_get_type(attr);
@@ -179,61 +174,40 @@ static int seqadj_attr_cb(const struct nlattr *attr, void *data)
 	return MNL_CB_OK;
 }
 
-static int seqadj_cb(const struct nlmsghdr *nlh, void *data)
+static int info_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct seqadj_out *out = data;
+	struct ct_info *out = data;
 	const struct nlattr *tb[CTA_MAX + 1] = { 0 };
 	const struct nlattr *adj[CTA_SEQADJ_MAX + 1] = { 0 };
 
-	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), seqadj_attr_cb, tb);
-	if (tb[CTA_MARK] && mnl_attr_validate(tb[CTA_MARK], MNL_TYPE_U32) == 0) {
-		out->has_mark = true;
+	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), info_attr_cb, tb);
+	if (tb[CTA_MARK] && mnl_attr_validate(tb[CTA_MARK], MNL_TYPE_U32) == 0)
 		out->mark = ntohl(mnl_attr_get_u32(tb[CTA_MARK]));
-	}
 	if (!tb[CTA_SEQ_ADJ_ORIG])
 		return MNL_CB_OK;
-	mnl_attr_parse_nested(tb[CTA_SEQ_ADJ_ORIG], seqadj_attr_cb, adj);
+	mnl_attr_parse_nested(tb[CTA_SEQ_ADJ_ORIG], info_attr_cb, adj);
 	if (adj[CTA_SEQADJ_CORRECTION_POS] && adj[CTA_SEQADJ_OFFSET_BEFORE] &&
 	    mnl_attr_validate(adj[CTA_SEQADJ_CORRECTION_POS], MNL_TYPE_U32) == 0 &&
 	    mnl_attr_validate(adj[CTA_SEQADJ_OFFSET_BEFORE], MNL_TYPE_U32) == 0) {
-		out->found = true;
+		out->has_seqadj = true;
 		out->pos = ntohl(mnl_attr_get_u32(adj[CTA_SEQADJ_CORRECTION_POS]));
 		out->delta = ntohl(mnl_attr_get_u32(adj[CTA_SEQADJ_OFFSET_BEFORE]));
 	}
 	return MNL_CB_OK;
 }
 
-int ctnl_get_seqadj(struct ctnl *c, const struct ct_flow *f, uint32_t *ret_pos,
-		    uint32_t *ret_delta)
+int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
 {
 	char buf[CT_BUF_BYTES];
 	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_GET, 0, f->family);
-	struct seqadj_out out = { 0 };
+	struct ct_info out = { 0 };
 	int r;
 
 	put_orig(nlh, f);
-	r = talk(c, nlh, seqadj_cb, &out);
+	r = talk(c, nlh, info_cb, &out);
 	if (r < 0)
 		return r;
-	if (!out.found)
-		return -ENODATA;
-	*ret_pos = out.pos;
-	*ret_delta = out.delta;
-	return 0;
-}
-
-int ctnl_get_mark(struct ctnl *c, const struct ct_flow *f, uint32_t *ret_mark)
-{
-	char buf[CT_BUF_BYTES];
-	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_GET, 0, f->family);
-	struct seqadj_out out = { 0 };
-	int r;
-
-	put_orig(nlh, f);
-	r = talk(c, nlh, seqadj_cb, &out);
-	if (r < 0)
-		return r;
-	*ret_mark = out.has_mark ? out.mark : 0;
+	*ret = out;
 	return 0;
 }
 

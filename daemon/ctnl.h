@@ -38,15 +38,15 @@ void ctnl_close(struct ctnl *c);
 int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t kernel_isn,
 		uint32_t delta, uint32_t timeout, uint32_t mark, bool be_liberal);
 
-/* Reads the existing entry's mark: 0, or -ENOENT when there is no entry. */
-int ctnl_get_mark(struct ctnl *c, const struct ct_flow *f, uint32_t *ret_mark);
 
-/*
- * Reads the existing entry's sequence adjustment: 0 with *ret_pos and
- * *ret_delta, -ENODATA when it has none, -ENOENT when there is no entry.
- */
-int ctnl_get_seqadj(struct ctnl *c, const struct ct_flow *f, uint32_t *ret_pos,
-		    uint32_t *ret_delta);
+struct ct_info {
+	bool has_seqadj;
+	uint32_t pos, delta;		/* sequence adjustment, when present */
+	uint32_t mark;			/* 0 when absent */
+};
+
+/* Reads the existing entry for f: 0, or -ENOENT when there is none. */
+int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret);
 
 int ctnl_delete(struct ctnl *c, const struct ct_flow *f);
 

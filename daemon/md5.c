@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "bytes.h"
 #include "md5.h"
 
 /* Per-round shift amounts, RFC 1321 section 3.4. */
@@ -34,18 +35,13 @@ static uint32_t rol32(uint32_t x, unsigned c)
 	return (x << c) | (x >> (32 - c));
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 void md5_compress(uint32_t state[static 4], const uint8_t block[static MD5_BLOCK_LEN])
 {
 	uint32_t m[16];
 	uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
 
 	for (int i = 0; i < 16; i++)
-		m[i] = le32(block + 4 * i);
+		m[i] = get_le32(block + 4 * i);
 
 	for (int i = 0; i < 64; i++) {
 		uint32_t f;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "bytes.h"
 #include "pkt.h"
 
 enum {
@@ -79,22 +80,6 @@ enum {
 	TCPOLEN_SACK_BLOCK = 8,
 };
 
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return ntohs(v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return ntohl(v);
-}
-
 static size_t min_size(size_t a, size_t b)
 {
 	return a < b ? a : b;
@@ -134,7 +119,7 @@ static enum pkt_drop parse_options(const uint8_t *buf, size_t off, size_t rem,
 			if (len != TCPOLEN_MSS || v->has_mss)
 				return PKT_BAD_OPTION;
 			v->has_mss = true;
-			v->mss = get16(p + 2);
+			v->mss = get_be16(p + 2);
 			break;
 		case TCPOPT_WS:
 			if (len != TCPOLEN_WS || v->has_wscale)
@@ -153,8 +138,8 @@ static enum pkt_drop parse_options(const uint8_t *buf, size_t off, size_t rem,
 				return PKT_BAD_OPTION;
 			v->has_ts = true;
 			v->ts_off = (size_t)(p - buf) + 2;
-			v->tsval = get32(p + 2);
-			v->tsecr = get32(p + 6);
+			v->tsval = get_be32(p + 2);
+			v->tsecr = get_be32(p + 6);
 			break;
 		case TCPOPT_SACK: {
 			/* RFC 2018 3: length 2 + 8n; 40 option bytes fit at most 4. */
@@ -203,12 +188,12 @@ static enum pkt_drop parse_tcp(const uint8_t *buf, size_t l4_off, size_t ip_end,
 	v->payload_off = l4_off + hlen;
 	v->payload_len = ip_end - v->payload_off;
 	v->payload_caplen = cap_end - v->payload_off;
-	v->sport = get16(p);
-	v->dport = get16(p + 2);
-	v->seq = get32(p + TCP_SEQ_OFF);
-	v->ack = get32(p + TCP_ACK_OFF);
+	v->sport = get_be16(p);
+	v->dport = get_be16(p + 2);
+	v->seq = get_be32(p + TCP_SEQ_OFF);
+	v->ack = get_be32(p + TCP_ACK_OFF);
 	v->flags = p[TCP_FLAGS_OFF];
-	v->window = get16(p + TCP_WIN_OFF);
+	v->window = get_be16(p + TCP_WIN_OFF);
 	return parse_options(buf, l4_off + TCP_HDR_MIN, hlen - TCP_HDR_MIN, v);
 }
 
@@ -220,7 +205,7 @@ static enum pkt_drop parse_ipv4(const uint8_t *buf, size_t caplen, struct pkt_vi
 
 	if (ihl < IPV4_HDR_MIN)
 		return PKT_BAD_IHL;
-	tot_len = get16(buf + IPV4_TOTLEN_OFF);
+	tot_len = get_be16(buf + IPV4_TOTLEN_OFF);
 	if (tot_len < ihl)
 		return PKT_BAD_TOTLEN;
 	if (ihl > caplen)
@@ -231,7 +216,7 @@ static enum pkt_drop parse_ipv4(const uint8_t *buf, size_t caplen, struct pkt_vi
 	 * kernel reassembles before the queue (nf_defrag), so a fragment here
 	 * is something to refuse, not to piece together.
 	 */
-	frag = get16(buf + IPV4_FRAG_OFF);
+	frag = get_be16(buf + IPV4_FRAG_OFF);
 	if (frag & (IPV4_MF | IPV4_OFFMASK))
 		return PKT_FRAGMENT;
 	if (buf[IPV4_PROTO_OFF] != NH_TCP)
@@ -257,7 +242,7 @@ static enum pkt_drop parse_ipv6(const uint8_t *buf, size_t caplen, struct pkt_vi
 
 	if (caplen < IPV6_HDR_LEN)
 		return PKT_SHORT;
-	plen = get16(buf + IPV6_PLEN_OFF);
+	plen = get_be16(buf + IPV6_PLEN_OFF);
 	/*
 	 * Payload length 0 means a jumbogram (RFC 2675), whose real length
 	 * hides in a hop-by-hop option; no TCP SYN needs one.
@@ -311,7 +296,7 @@ static enum pkt_drop parse_ipv6(const uint8_t *buf, size_t caplen, struct pkt_vi
 		 * anything else is a piece of one.
 		 */
 		if (nh == NH_FRAGMENT &&
-		    (get16(p + 2) & (IPV6_FRAG_OFFMASK | IPV6_FRAG_M)) != 0)
+		    (get_be16(p + 2) & (IPV6_FRAG_OFFMASK | IPV6_FRAG_M)) != 0)
 			return PKT_FRAGMENT;
 
 		nh = p[0];

@@ -6,6 +6,7 @@
 
 #include <sodium.h>
 
+#include "bytes.h"
 #include "rst.h"
 #include "seqrewrite.h"
 
@@ -15,18 +16,6 @@ enum {
 	FLOWLABEL_MASK = 0xfffff,
 	FLOWLABEL_STATELESS = 0x80000,
 };
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
 
 /* RFC 1071 checksum of the IPv4 header. */
 static uint16_t ip4_csum(const uint8_t *h, size_t len)
@@ -53,8 +42,8 @@ static uint32_t flowlabel(const uint8_t *pkt, const struct pkt_view *v, const st
 	/* The answer's own 4-tuple, as the kernel hashes the flow it sends. */
 	memcpy(m, pkt_dst(pkt, v), 16);
 	memcpy(m + 16, pkt_src(pkt, v), 16);
-	put16(m + 32, v->dport);
-	put16(m + 34, v->sport);
+	put_be16(m + 32, v->dport);
+	put_be16(m + 34, v->sport);
 	crypto_shorthash(h, m, sizeof(m), rp->flowlabel_key);
 	label = ((uint32_t)h[0] << 16 | (uint32_t)h[1] << 8 | h[2]) & FLOWLABEL_MASK;
 	if (rp->flowlabel_state_ranges)
@@ -89,8 +78,8 @@ size_t rst_build(const uint8_t *pkt, const struct pkt_view *v, const struct rst_
 		iphl = 20;
 		out[0] = 0x45;
 		out[1] = pkt[1] & (uint8_t)~ECN_MASK;
-		put16(out + 2, (uint16_t)(iphl + 20));
-		put16(out + 6, IP_DF);	/* ID 0 with DF, as ip_send_unicast_reply */
+		put_be16(out + 2, (uint16_t)(iphl + 20));
+		put_be16(out + 6, IP_DF);	/* ID 0 with DF, as ip_send_unicast_reply */
 		out[8] = rp->ttl;
 		out[9] = 6;
 		memcpy(out + 12, pkt_dst(pkt, v), 4);
@@ -100,8 +89,8 @@ size_t rst_build(const uint8_t *pkt, const struct pkt_view *v, const struct rst_
 		uint32_t label = flowlabel(pkt, v, rp);
 
 		iphl = 40;
-		put32(out, 6u << 28 | (uint32_t)tclass << 20 | label);
-		put16(out + 4, 20);
+		put_be32(out, 6u << 28 | (uint32_t)tclass << 20 | label);
+		put_be16(out + 4, 20);
 		out[6] = 6;
 		out[7] = rp->ttl;
 		memcpy(out + 8, pkt_dst(pkt, v), 16);
@@ -109,16 +98,16 @@ size_t rst_build(const uint8_t *pkt, const struct pkt_view *v, const struct rst_
 	}
 
 	tcp = out + iphl;
-	put16(tcp, v->dport);
-	put16(tcp + 2, v->sport);
+	put_be16(tcp, v->dport);
+	put_be16(tcp + 2, v->sport);
 	if (v->flags & TCP_ACK) {
-		put32(tcp + 4, v->ack);
+		put_be32(tcp + 4, v->ack);
 		tcp[13] = TCP_RST;
 	} else {
 		uint32_t ack = v->seq + (uint32_t)v->payload_len + !!(v->flags & TCP_SYN) +
 			       !!(v->flags & TCP_FIN);
 
-		put32(tcp + 8, ack);
+		put_be32(tcp + 8, ack);
 		tcp[13] = TCP_RST | TCP_ACK;
 	}
 	tcp[12] = 5 << 4;
@@ -127,8 +116,8 @@ size_t rst_build(const uint8_t *pkt, const struct pkt_view *v, const struct rst_
 	struct pkt_view rv;
 	if (pkt_parse(out, iphl + 20, &rv) != PKT_OK)
 		return 0;
-	put16(tcp + 16, seqrewrite_tcp_csum_full(out, &rv));
+	put_be16(tcp + 16, seqrewrite_tcp_csum_full(out, &rv));
 	if (v->family == AF_INET)
-		put16(out + 10, ip4_csum(out, 20));
+		put_be16(out + 10, ip4_csum(out, 20));
 	return iphl + 20;
 }

@@ -256,20 +256,27 @@ static void reset_both(struct server *s, int family, const uint8_t *local, uint1
 		send_closed_rst(s, p, v);
 }
 
-/* Fails an integrity flow closed: none of its held bytes reach the service. */
-static void fail_flow(struct server *s, struct nfqueue *q, struct flow_entry *fe,
-		      const struct nfqueue_packet *p, const struct pkt_view *v)
+/* Drops a pending flow's held segments, so none of its bytes reach the service. */
+static void drop_held(struct server *s, struct nfqueue *q, struct pending *pf)
 {
-	struct pending *pf = fe->value;
-
 	for (size_t i = 0; i < pf->nheld; i++) {
 		nfqueue_verdict(q, pf->held[i].id, NFQUEUE_DROP);
 		s->held_bytes -= pf->held[i].bytes;
 	}
 	s->held_packets -= pf->nheld;
+	pf->nheld = 0;
 	nfqueue_set_held(q, s->held_packets);
 	/* Verdicts first: the aborted socket must find nothing left to read. */
 	nfqueue_flush(q);
+}
+
+/* Fails an integrity flow closed: dropped, both ends reset, forgotten. */
+static void fail_flow(struct server *s, struct nfqueue *q, struct flow_entry *fe,
+		      const struct nfqueue_packet *p, const struct pkt_view *v)
+{
+	struct pending *pf = fe->value;
+
+	drop_held(s, q, pf);
 	reset_both(s, pf->family, pf->local, pf->lport, pf->remote, pf->rport, p, v);
 	memset(pf, 0, sizeof(*pf));
 	flow_remove(&s->pending, fe);
@@ -455,13 +462,7 @@ static void end_pending(struct server *s, struct nfqueue *q, struct pending *pf,
 			enum server_counter why)
 {
 	s->cnt.c[why]++;
-	for (size_t i = 0; i < pf->nheld; i++) {
-		nfqueue_verdict(q, pf->held[i].id, NFQUEUE_DROP);
-		s->held_bytes -= pf->held[i].bytes;
-	}
-	s->held_packets -= pf->nheld;
-	nfqueue_set_held(q, s->held_packets);
-	nfqueue_flush(q);
+	drop_held(s, q, pf);
 	reset_both(s, pf->family, pf->local, pf->lport, pf->remote, pf->rport, NULL, NULL);
 }
 

@@ -11,6 +11,7 @@
 
 #include <sodium.h>
 
+#include "bytes.h"
 #include "md5.h"
 #include "verify.h"
 
@@ -21,31 +22,6 @@ enum {
 	KDF_ID_IH = 2,
 	NATIVE_M_LEN = 16 + 2 + 4 + 8,	/* dst || port || TSval || epoch */
 };
-
-static void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	put_be32(p, (uint32_t)(v >> 32));
-	put_be32(p + 4, (uint32_t)v);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 void verify_key_init(struct kg_key *key, const uint8_t *raw, size_t len)
 {

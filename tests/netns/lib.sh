@@ -143,6 +143,9 @@ start_knockgw() {
 	ns=$1
 	conf=$2
 	log=$TMP/knockgw-$ns.log
+	# Never the system's /run/knockgw: tests (and other runs) stay apart.
+	grep -q '^[[:space:]]*control_socket' "$conf" ||
+		printf 'control_socket = "%s";\n' "$TMP/ctl-$ns.sock" >>"$conf"
 	readies=$(grep -c '^ready:' "$log" 2>/dev/null || true)
 	ip netns exec "$ns" "$KNOCKGW" -f -v -c "$conf" >>"$log" 2>&1 &
 	KGW_PID=$!

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Turns the raw measurements of bench/run.sh into a table and BENCH lines.
+
+  report.py DIR
+
+DIR/results holds one measurement per line, "KEY k=v k=v ..." or "KEY
+value"; DIR/rtt-N.out, DIR/batch-N.out and DIR/connect.out the probers'
+per-probe output.  Prints a table of everything, then one line per figure:
+"BENCH <name> <value>" (a figure that was not measured is left out).
+"""
+import glob
+import os
+import statistics as st
+import sys
+
+GOALS = {
+    "syn_rate_ratio": ">= 0.9",
+    "flood_success_pct": ">= 99",
+    "connect_added_us": "<= 20",
+    "server_tput_ratio": ">= 0.98",
+    "client_tput_ratio": ">= 0.95",
+    "client_user_tput_ratio": ">= 0.4",
+    "rst_timing_delta_us": "|x| < closed jitter",
+    "syn_rate_cores": ">= 1.6",
+}
+
+
+def load(path):
+    rows = {}
+    for line in open(path):
+        parts = line.split()
+        if not parts:
+            continue
+        key, rest = parts[0], parts[1:]
+        if len(rest) == 1 and "=" not in rest[0]:
+            rows.setdefault(key, []).append(rest[0])
+            continue
+        d = {}
+        for kv in rest:
+            if "=" in kv:
+                k, v = kv.split("=", 1)
+                try:
+                    d[k] = float(v)
+                except ValueError:
+                    d[k] = v
+        rows.setdefault(key, []).append(d)
+    return rows
+
+
+def med(xs):
+    return st.median(xs) if xs else float("nan")
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    i = (len(xs) - 1) * q
+    lo = int(i)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (i - lo)
+
+
+def mad(xs):
+    m = med(xs)
+    return med([abs(x - m) for x in xs])
+
+
+def main():
+    d = sys.argv[1]
+    rows = load(os.path.join(d, "results"))
+    figs = {}
+    out = []
+
+    def line(s=""):
+        out.append(s)
+
+    # --- synrate ---
+    drains = {k[len("drain."):]: v for k, v in rows.items() if k.startswith("drain.")}
+    if drains:
+        line("SYN decision rate: drain of a backlog queued while the reader was stopped (SIGSTOP),")
+        line("invalid SYNs from %s sources; rate = verdicts / time until the queue is empty" % "253")
+        line("  %-12s %9s %9s %9s %9s  %s" % ("reader", "median/s", "min/s", "max/s", "backlog", "runs"))
+        desc = {
+            "daemon": "knockgw, 1 queue, on_fail reset (RST from user space)",
+            "nfqmin": "nfq_min, accept all (the kernel's RST: closed port)",
+            "daemon_2q": "knockgw, queue.count = 2",
+            "daemon_drop": "knockgw, 1 queue, on_fail drop",
+            "nfqmin_drop": "nfq_min -d, drop all",
+        }
+        for k in ("daemon", "nfqmin", "daemon_2q", "daemon_drop", "nfqmin_drop"):
+            v = drains.get(k)
+            if not v:
+                continue
+            r = [x["rate"] for x in v]
+            line("  %-12s %9.0f %9.0f %9.0f %9.0f  %d   %s" % (k, med(r), min(r), max(r),
+                                                           med([x["backlog"] for x in v]), len(r),
+                                                           desc[k]))
+        rate = {k: med([x["rate"] for x in v]) for k, v in drains.items()}
+        if "daemon" in rate and "nfqmin" in rate:
+            figs["syn_rate_ratio"] = rate["daemon"] / rate["nfqmin"]
+        if "daemon" in rate and "daemon_2q" in rate:
+            figs["syn_rate_cores"] = rate["daemon_2q"] / rate["daemon"]
+            pq = [x.get("per_queue", "") for x in drains["daemon_2q"]]
+            line("  queue.count = 2 backlog split per queue: %s" % " ".join(str(p) for p in pq))
+        if "daemon_drop" in rate and "nfqmin_drop" in rate:
+            line("  decision alone (drop, no RST): knockgw / nfq_min = %.3f"
+                 % (rate["daemon_drop"] / rate["nfqmin_drop"]))
+        cr = rows.get("meta.copy_range")
+        if cr:
+            line("  copy range (knockgw's, used for nfq_min too): %s bytes" % cr[0])
+        line()
+
+    # --- flood ---
+    if "flood.round" in rows:
+        sat = rows.get("flood.saturation", [{}])[0]
+        line("Knocks under flood: 200 knock SYNs (10 ms apart, one retransmission after 1 s,")
+        line("3 s timeout) while invalid SYNs arrive at the daemon's saturation rate")
+        line("  saturation (unpaced flood %.0f/s): knockgw decided %.0f SYN/s, %d queue-full drops in 2 s"
+             % (sat.get("gen", 0), sat.get("rate", 0), sat.get("queue_dropped", 0)))
+        pcts = []
+        for i, r in enumerate(rows["flood.round"], 1):
+            p = 100.0 * r["ok"] / max(r["probes"], 1)
+            pcts.append(p)
+            line("  round %d: %3d/%d SYN-ACK (%.1f%%), %d at the first SYN; flood %.0f/s, decided %.0f/s, "
+                 "%d queue-full drops in 5 s" % (i, r["ok"], r["probes"], p, r["first"], r["gen"],
+                                                 r["rate"], r["queue_dropped"]))
+        figs["flood_success_pct"] = med(pcts)
+        line()
+
+    # --- latency ---
+    rtts = {}
+    flags = {}
+    per_round = []
+    for f in sorted(glob.glob(os.path.join(d, "rtt-*.out"))):
+        rr = {}
+        for l in open(f):
+            a = l.split()
+            if len(a) < 3:
+                continue
+            flags.setdefault(a[0], {}).setdefault(a[1], 0)
+            flags[a[0]][a[1]] += 1
+            if int(a[2]) >= 0:
+                us = int(a[2]) / 1000.0
+                rtts.setdefault(a[0], []).append(us)
+                rr.setdefault(a[0], []).append(us)
+        per_round.append(rr)
+    if rtts:
+        line("SYN -> answer time on the wire (raw prober, kernel receive timestamps), microseconds")
+        line("  %-7s %-5s %6s %8s %8s %8s %8s %8s  %s" % ("probe", "n", "answer", "median", "p10",
+                                                          "p90", "IQR", "MAD", ""))
+        desc = {"knock": "valid knock, protected port 8001 (listener)",
+                "plain": "port 8002, not protected (listener)",
+                "bad": "invalid knock, protected port 8001",
+                "closed": "port 7002, not protected, closed"}
+        for k in ("knock", "plain", "bad", "closed"):
+            v = rtts.get(k, [])
+            if not v:
+                continue
+            fl = ",".join("%s:%d" % (a, b) for a, b in sorted(flags[k].items()))
+            line("  %-7s %-5d %6s %8.1f %8.1f %8.1f %8.1f %8.1f  %s" % (
+                k, len(v), fl, med(v), pct(v, .1), pct(v, .9), pct(v, .75) - pct(v, .25), mad(v),
+                desc[k]))
+        if rtts.get("knock") and rtts.get("plain"):
+            figs["connect_added_us"] = med(rtts["knock"]) - med(rtts["plain"])
+            rd = [med(r["knock"]) - med(r["plain"]) for r in per_round if r.get("knock") and r.get("plain")]
+            line("  knock - plain: %.1f us (per round %s)" % (figs["connect_added_us"],
+                                                            " ".join("%.1f" % x for x in rd)))
+        if rtts.get("bad") and rtts.get("closed"):
+            c = rtts["closed"]
+            figs["rst_timing_delta_us"] = med(rtts["bad"]) - med(c)
+            figs["rst_closed_jitter_us"] = mad(c)
+            rd = [med(r["bad"]) - med(r["closed"]) for r in per_round if r.get("bad") and r.get("closed")]
+            line("  bad - closed: %.1f us (per round %s); closed-port jitter: MAD %.1f us, IQR %.1f us"
+                 % (figs["rst_timing_delta_us"], " ".join("%.1f" % x for x in rd), mad(c),
+                    pct(c, .75) - pct(c, .25)))
+        cf = os.path.join(d, "connect.out")
+        if os.path.exists(cf):
+            cs = {}
+            fails = {}
+            for l in open(cf):
+                a = l.split()
+                if len(a) == 3:
+                    if a[1] == "ok":
+                        cs.setdefault(a[0], []).append(int(a[2]) / 1000.0)
+                    else:
+                        fails[a[0]] = fails.get(a[0], 0) + 1
+            if cs.get("knocked") and cs.get("plain"):
+                line("  connect() as an application sees it: knocked through both roles (client kernel path)"
+                     " median %.1f us, p90 %.1f;" % (med(cs["knocked"]), pct(cs["knocked"], .9)))
+                line("    plain median %.1f us, p90 %.1f; added %.1f us (failures: %s)"
+                     % (med(cs["plain"]), pct(cs["plain"], .9), med(cs["knocked"]) - med(cs["plain"]),
+                        fails or "none"))
+        line()
+
+    # --- throughput ---
+    if "tput.round" in rows:
+        t = rows["tput.round"]
+        g = lambda k: [r[k] / 1e9 for r in t]
+        line("iperf3 throughput, one stream client -> server, Gbit/s (median of %d)" % len(t))
+        line("  none (no knockgw)                 %6.2f   %s" % (med(g("base")), " ".join("%.2f" % x for x in g("base"))))
+        line("  client role, kernel (seqadj)      %6.2f   %s" % (med(g("ck")), " ".join("%.2f" % x for x in g("ck"))))
+        line("  both roles, server-protected port %6.2f   %s" % (med(g("sp")), " ".join("%.2f" % x for x in g("sp"))))
+        line("  both roles, unprotected port      %6.2f   %s" % (med(g("up")), " ".join("%.2f" % x for x in g("up"))))
+        line("  client role, user space           %6.2f   %s" % (med(g("cu")), " ".join("%.2f" % x for x in g("cu"))))
+        ratio = lambda a, b: med([r[a] / r[b] for r in t if r[b] > 0])
+        figs["server_tput_ratio"] = ratio("sp", "up")
+        figs["client_tput_ratio"] = ratio("ck", "base")
+        figs["client_user_tput_ratio"] = ratio("cu", "base")
+        line("  ratios are medians of per-round ratios (protected / unprotected with both roles;")
+        line("  client role / none)")
+        line()
+
+    ls, le = rows.get("meta.load_start"), rows.get("meta.load_end")
+    if ls and le:
+        line("load average at start %s, at end %s (other work on this machine skews the figures)"
+             % (ls[0], le[0]))
+        line()
+
+    order = ["syn_rate_ratio", "flood_success_pct", "connect_added_us", "server_tput_ratio",
+             "client_tput_ratio", "client_user_tput_ratio", "rst_timing_delta_us",
+             "rst_closed_jitter_us", "syn_rate_cores"]
+    line("%-24s %10s   %s" % ("figure", "value", "goal"))
+    for k in order:
+        if k in figs:
+            goal = GOALS.get(k, "")
+            if k == "rst_timing_delta_us" and "rst_closed_jitter_us" in figs:
+                goal = "|x| < %.1f (closed-port MAD)" % figs["rst_closed_jitter_us"]
+            line("%-24s %10.3f   %s" % (k, figs[k], goal))
+    line()
+    for k in order:
+        if k in figs:
+            v = figs[k]
+            line("BENCH %s %s" % (k, ("%.3f" % v) if abs(v) < 100 else ("%.1f" % v)))
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
