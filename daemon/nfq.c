@@ -147,7 +147,8 @@ struct nfqueue *nfqueue_open(uint16_t num, uint32_t copy_range, uint32_t maxlen,
 		return NULL;
 	q->num = num;
 	q->batch = batch ? batch : 1;
-	q->bufsize = copy_range + MSG_OVERHEAD;
+	/* Each buffer starts a netlink message: keep them NLMSG_ALIGNTO-aligned. */
+	q->bufsize = NLMSG_ALIGN(copy_range + MSG_OVERHEAD);
 	q->pendcap = 2 * (size_t)q->batch;
 	q->rxbufs = malloc(q->batch * q->bufsize);
 	q->msgs = calloc(q->batch, sizeof(*q->msgs));

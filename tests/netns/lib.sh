@@ -29,6 +29,7 @@ S6=2001:db8::2
 TMP=$(mktemp -d /tmp/kgw-test-XXXXXX)
 chmod 755 "$TMP"
 PIDS=""
+. "$TOP/tests/netns/sanitizer.sh"
 FAILS=0
 PASSES=0
 
@@ -49,7 +50,9 @@ cleanup() {
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
 		ip netns del "$ns"
 	done
+	sanitizer_check "$TMP" || SANITIZER_FAILED=1
 	rm -rf "$TMP"
+	[ "$SANITIZER_FAILED" = 0 ] || exit 1
 }
 trap cleanup EXIT INT TERM
 
