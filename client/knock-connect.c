@@ -30,6 +30,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -106,8 +107,12 @@ static int parse_number(const char *s, uint64_t max, uint64_t *ret)
 		base = 16;
 		s += 2;
 	}
-	if (*s == '\0' || *s == '-' || *s == '+' || *s == ' ')
+	/* strtoull alone would also take white space, a sign, and "0x" again. */
+	if (*s == '\0')
 		return -EINVAL;
+	for (const char *p = s; *p; p++)
+		if (base == 16 ? !isxdigit((unsigned char)*p) : !isdigit((unsigned char)*p))
+			return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, base);
 	if (errno || *end != '\0' || v > max)

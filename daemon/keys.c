@@ -64,6 +64,21 @@ int key_decode_base64(const char *text, size_t textlen, uint8_t out[static KG_KE
 		set_err(err, errlen, "is longer than %d characters", KEYFILE_MAX_BYTES);
 		return -EINVAL;
 	}
+	/*
+	 * libsodium 1.0.18 decodes every byte >= 0x80 as '/' (its constant-time
+	 * table assumes 7-bit input): only the alphabet and padding of RFC 4648
+	 * section 4 may reach it, or a damaged file would load as another key.
+	 */
+	for (size_t i = 0; i < textlen; i++) {
+		unsigned char ch = (unsigned char)text[i];
+
+		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		      (ch >= '0' && ch <= '9') || ch == '+' || ch == '/' || ch == '=')) {
+			set_err(err, errlen,
+				"is not one line of standard base64 (RFC 4648, with padding)");
+			return -EINVAL;
+		}
+	}
 
 	/*
 	 * No ignore set and no end pointer: sodium then rejects anything it did
