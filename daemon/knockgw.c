@@ -216,6 +216,8 @@ static void *worker_main(void *arg)
 		w->srv.wall = w->cli.wall = now_ms(CLOCK_REALTIME) / 1000;
 
 		int n = nfqueue_recv(w->q, on_packet, w);
+		/* The closed-port answers of the batch, in one system call. */
+		w->srv.cnt.c[SC_rst_send_error] += (uint64_t)rawsock_flush(w->rs);
 		if (n < 0) {
 			errno = -n;
 			log_warn("queue %u: receive failed", nfqueue_num(w->q));

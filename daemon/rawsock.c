@@ -22,10 +22,28 @@
 #define IPV6_HDRINCL 36
 #endif
 
-enum { HOPLIMIT_CACHE = 16 };
+enum {
+	HOPLIMIT_CACHE = 16,
+	RST_BATCH = 64,			/* answers sent with one sendmmsg() */
+};
+
+/* One answer waiting for the batch's sendmmsg(). */
+struct outgoing {
+	uint8_t pkt[RST_MAX_LEN];
+	union {
+		struct sockaddr_in in4;
+		struct sockaddr_in6 in6;
+	} to;
+};
 
 struct rawsock {
 	int fd4, fd6;
+	struct outgoing out4[RST_BATCH], out6[RST_BATCH];
+	struct mmsghdr msgs[RST_BATCH];
+	struct iovec iov[RST_BATCH];
+	unsigned n4, n6;
+	size_t len4[RST_BATCH], len6[RST_BATCH];
+	uint64_t send_errors;
 	uint64_t refreshed;
 	struct rst_params rp4, rp6;	/* rp6.ttl unused: per interface */
 	int hop_default;
@@ -124,34 +142,78 @@ void rawsock_close(struct rawsock *rs)
 	free(rs);
 }
 
+/* Sends one family's queued answers in one system call. */
+static int send_batch(int fd, struct outgoing *out, unsigned n, struct mmsghdr *msgs,
+		      struct iovec *iov, socklen_t tolen, size_t *lens)
+{
+	unsigned sent = 0;
+	int failed = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		iov[i] = (struct iovec){ .iov_base = out[i].pkt, .iov_len = lens[i] };
+		msgs[i] = (struct mmsghdr){ .msg_hdr = { .msg_name = &out[i].to,
+							 .msg_namelen = tolen,
+							 .msg_iov = &iov[i],
+							 .msg_iovlen = 1 } };
+	}
+	/* Bounded: each round sends at least one or counts it as failed. */
+	while (sent < n) {
+		int r = sendmmsg(fd, msgs + sent, n - sent, MSG_DONTWAIT);
+
+		if (r <= 0) {
+			failed++;
+			sent++;
+		} else {
+			sent += (unsigned)r;
+		}
+	}
+	return failed;
+}
+
+int rawsock_flush(struct rawsock *rs)
+{
+	int failed = 0;
+
+	if (rs->n4)
+		failed += send_batch(rs->fd4, rs->out4, rs->n4, rs->msgs, rs->iov,
+				     sizeof(struct sockaddr_in), rs->len4);
+	if (rs->n6)
+		failed += send_batch(rs->fd6, rs->out6, rs->n6, rs->msgs, rs->iov,
+				     sizeof(struct sockaddr_in6), rs->len6);
+	rs->n4 = rs->n6 = 0;
+	rs->send_errors += (uint64_t)failed;
+	return failed;
+}
+
 int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct pkt_view *v,
 			  uint32_t indev, uint32_t skbinfo, uint64_t now)
 {
-	uint8_t out[RST_MAX_LEN];
+	struct outgoing *o;
 	size_t len;
-	ssize_t n;
 
 	refresh(rs, now);
 	/* With GSO queues the kernel hands us local packets before their sum. */
 	rs->rp4.csum_unfinished = rs->rp6.csum_unfinished = (skbinfo & NFQA_SKB_CSUMNOTREADY) != 0;
+	if (rs->n4 == RST_BATCH || rs->n6 == RST_BATCH)
+		rawsock_flush(rs);
 	if (v->family == AF_INET) {
-		struct sockaddr_in to = { .sin_family = AF_INET };
-
-		len = rst_build(pkt, v, &rs->rp4, out);
+		o = &rs->out4[rs->n4];
+		len = rst_build(pkt, v, &rs->rp4, o->pkt);
 		if (len == 0)
 			return 0;
-		memcpy(&to.sin_addr, pkt_src(pkt, v), 4);
-		n = sendto(rs->fd4, out, len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
+		o->to.in4 = (struct sockaddr_in){ .sin_family = AF_INET };
+		memcpy(&o->to.in4.sin_addr, pkt_src(pkt, v), 4);
+		rs->len4[rs->n4++] = len;
 	} else {
-		struct sockaddr_in6 to = { .sin6_family = AF_INET6 };
-
+		o = &rs->out6[rs->n6];
 		rs->rp6.ttl = hop_limit(rs, indev);
-		len = rst_build(pkt, v, &rs->rp6, out);
+		len = rst_build(pkt, v, &rs->rp6, o->pkt);
 		if (len == 0)
 			return 0;
-		memcpy(&to.sin6_addr, pkt_src(pkt, v), 16);
-		to.sin6_scope_id = indev;	/* needed for link-local peers */
-		n = sendto(rs->fd6, out, len, MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
+		o->to.in6 = (struct sockaddr_in6){ .sin6_family = AF_INET6 };
+		memcpy(&o->to.in6.sin6_addr, pkt_src(pkt, v), 16);
+		o->to.in6.sin6_scope_id = indev;	/* needed for link-local peers */
+		rs->len6[rs->n6++] = len;
 	}
-	return n < 0 ? -errno : 1;
+	return 1;
 }

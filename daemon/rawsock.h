@@ -22,10 +22,14 @@ void rawsock_close(struct rawsock *rs);
 
 /*
  * Answers pkt (which arrived on interface indev; skbinfo as NFQUEUE gave it)
- * as a closed port would:
- * 1 sent, 0 no answer due, -errno on a send error.
+ * as a closed port would: 1 queued, 0 no answer due.  Answers go out in
+ * batches (one sendmmsg per family): call rawsock_flush() after each batch
+ * of packets, as the queue's verdicts are flushed.
  */
 int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct pkt_view *v,
 			  uint32_t indev, uint32_t skbinfo, uint64_t now);
+
+/* Sends what is queued; returns how many answers could not be sent. */
+int rawsock_flush(struct rawsock *rs);
 
 #endif
