@@ -157,22 +157,49 @@ uninstall:
 # warnings stay errors; _FORTIFY_SOURCE is left out, it clashes with ASan's
 # interceptors), then the unit, config, ISN and namespace tests against that
 # build.  Any report aborts the process that made it; the namespace tests
-# also grep the daemons' logs for reports (tests/netns/sanitizer.sh).
-# tests/sanitizer/lsan_exit.c lets LeakSanitizer run at exit in a daemon
-# that made itself undumpable.  Prints its run time.
+# also grep their logs for reports (tests/netns/sanitizer.sh).  LeakSanitizer
+# runs at exit and makes the process dumpable again itself, so it works in a
+# daemon that dropped PR_SET_DUMPABLE and its capabilities; where ptrace is
+# not allowed at all (a seccomp profile), ASAN_RUN_OPTIONS=detect_leaks=0.
+# Prints its run time.
 ASAN_BUILD ?= build-asan
 ASAN_CFLAGS ?= -O1 -g
+ASAN_RUN_OPTIONS ?= detect_leaks=1:abort_on_error=1
+UBSAN_RUN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 ASAN_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 ASAN_HARDEN := $(filter-out -D_FORTIFY_SOURCE=%,$(HARDEN_CFLAGS))
-ASAN_HOOK := $(ASAN_BUILD)/obj/tests/sanitizer/lsan_exit.o
-ASAN_MAKE = $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) HARDEN_CFLAGS="$(ASAN_HARDEN)" \
-	CFLAGS="$(ASAN_CFLAGS) $(ASAN_SAN)" LDFLAGS="$(LDFLAGS) $(ASAN_HOOK)"
 
 check-asan: deps
-	$(Q)$(ASAN_MAKE) $(ASAN_HOOK)
-	$(Q)$(ASAN_MAKE) all unit test-tools
+	$(Q)$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) HARDEN_CFLAGS="$(ASAN_HARDEN)" \
+		CFLAGS="$(ASAN_CFLAGS) $(ASAN_SAN)" all unit test-tools
 	$(Q)start=$$(date +%s); \
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ASAN_OPTIONS=$(ASAN_RUN_OPTIONS) UBSAN_OPTIONS=$(UBSAN_RUN_OPTIONS) \
 	BUILD=$(ASAN_BUILD) TESTS="unit conf isn netns" sh tests/run.sh; rc=$$?; \
 	echo "check-asan: $$(($$(date +%s) - start)) s"; exit $$rc
+
+# Benchmark, not part of check: knockgw against references in network
+# namespaces; prints a table and BENCH lines (bench/run.sh, as root).
+.PHONY: bench
+bench: all
+	$(Q)CC="$(CC)" BUILD="$(BUILD)" BENCH_CFLAGS="$(ALL_CFLAGS)" BENCH_LDFLAGS="$(ALL_LDFLAGS)" \
+		BENCH_LIBS="$(PKG_LIBS)" sh bench/run.sh
+
+# make fuzz-long: every libFuzzer target for FUZZ_TIME seconds with
+# FUZZ_JOBS processes each, on a temporary copy of its corpus; prints
+# executions and crashes per target.  FUZZ_MERGE=1 merges inputs that add
+# coverage into tests/fuzz/corpus/NAME.  Not part of make check.
+FUZZ_TIME ?= 600
+FUZZ_JOBS ?= 2
+FUZZ_MERGE ?= 0
+# fuzz_kc compiles client/knock-connect.c in (its parsers are static).
+$(BUILD)/fuzz/fuzz_kc: client/knock-connect.c
+
+fuzz-long: fuzz
+	$(Q)FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_MERGE=$(FUZZ_MERGE) \
+		sh tests/fuzz/long.sh $(FUZZ_BINS)
+
+# make soak: SOAK_SECONDS of mixed traffic while both daemons are killed and
+# restarted every few seconds (tests/netns/soak.sh; root).  Not in make check.
+SOAK_SECONDS ?= 180
+soak: all test-tools
+	$(Q)SOAK_SECONDS=$(SOAK_SECONDS) BUILD=$(BUILD) sh tests/netns/soak.sh

@@ -9,10 +9,12 @@
  * reads queue_total of queues FIRST..FIRST+COUNT-1 from
  * /proc/net/netfilter/nfnetlink_queue (packets handed to the reader and not
  * yet given a verdict), sends SIGCONT to PID, and polls every POLL_US
- * (default 100) until the total is 0 or SECONDS (default 10) pass.  Prints
+ * (default 500) until the total is 0 or SECONDS (default 10) pass.  Prints
  * "backlog=N per_queue=a,b,.. usecs=T first_us=F rate=PPS timeout=0|1":
- * rate = backlog / time to empty; first_us = time until the total first fell.
- * It sleeps between polls, so it takes little CPU from the reader.
+ * rate = backlog / time to empty, the end taken halfway between the last
+ * poll that saw packets and the first that saw none; first_us = time until
+ * the total first fell.  It keeps the file open and sleeps between polls, so
+ * it takes little CPU from the reader (which may need both CPUs).
  *
  * With -w it only watches for SECONDS (at most 60) and prints "decided=N
  * seconds=S rate=PPS queue_dropped=N user_dropped=N": packets that got a
@@ -48,18 +50,20 @@ struct qsum {
  * Fills totals[0..count-1]; returns their sum, or -1 if unreadable.  sum,
  * if not NULL, gets the verdict and drop counts summed over the queues.
  */
+static int proc_fd = -1;
+
 static long long read_totals(unsigned first, unsigned count, unsigned long totals[MAXQ],
 			     struct qsum *sum_out)
 {
 	char buf[16384];
-	int fd = open("/proc/net/netfilter/nfnetlink_queue", O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 	long long sum = 0;
 
-	if (fd < 0)
+	if (proc_fd < 0)
+		proc_fd = open("/proc/net/netfilter/nfnetlink_queue", O_RDONLY | O_CLOEXEC);
+	if (proc_fd < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	n = pread(proc_fd, buf, sizeof(buf) - 1, 0);
 	if (n < 0)
 		return -1;
 	buf[n] = '\0';
@@ -91,12 +95,12 @@ static long long read_totals(unsigned first, unsigned count, unsigned long total
 
 int main(int argc, char **argv)
 {
-	unsigned first = 0, count = 1, poll_us = 100;
+	unsigned first = 0, count = 1, poll_us = 500;
 	double seconds = 10, watch = 0;
 	unsigned long totals[MAXQ];
 	pid_t pid = 0;
 	long long backlog, cur = 0;
-	uint64_t start, first_fall = 0, end, deadline;
+	uint64_t start, first_fall = 0, end, deadline, last_busy;
 	int ch, timeout = 0;
 
 	while ((ch = getopt(argc, argv, "p:q:c:t:i:w:")) != -1) {
@@ -153,7 +157,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	deadline = start + (uint64_t)(seconds * 1e9);
-	end = start;
+	end = last_busy = start;
 	while (backlog > 0) {
 		struct timespec ts = { 0, (long)poll_us * 1000 };
 
@@ -162,8 +166,11 @@ int main(int argc, char **argv)
 		end = now_ns();
 		if (cur < backlog && !first_fall)
 			first_fall = end;
-		if (cur <= 0)
+		if (cur <= 0) {
+			end = last_busy + (end - last_busy) / 2;
 			break;
+		}
+		last_busy = end;
 		if (end > deadline) {
 			timeout = 1;
 			break;

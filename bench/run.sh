@@ -6,9 +6,10 @@
 #   client ns kgwb-<pid>-1                   server ns kgwb-<pid>-2
 #   vc 192.0.2.1/24 -------- veth ---------- vs 192.0.2.2/24
 #   203.0.113.0/24 local (spoofed flood      route 203.0.113.0/24 via vc
-#   sources get their answers delivered)     listeners :8001 :8002, iperf3
-#   synflood, synprobe, iperf3 -c,           :5201 :5202, nothing on
-#   client-role knockgw                      :7001-7005 (closed), knockgw
+#   sources get their answers delivered)     listeners :8001 :8002, nothing
+#   synflood, synprobe, client-role knockgw  on :7001-7005 (closed), knockgw
+#   The tput phase adds four more such pairs (kgwb-<pid>-3 .. -10), one per
+#   configuration, with iperf3 servers on :5201 and :5202.
 #
 # Phases (BENCH_PHASES, default all): synrate flood latency tput.
 #   synrate  drain rate of a backlog queued while the reader was stopped:
@@ -17,9 +18,12 @@
 #   latency  raw SYN -> answer times (knocked vs unprotected, bad knock vs
 #            closed port), and connect() through both roles
 #   tput     iperf3 with and without the roles
-# Knobs: BUILD (default build), BENCH_REPS (5), BENCH_FLOOD_REPS (3),
-# BENCH_TPUT_REPS (3), BENCH_TPUT_SECONDS (3).  The figures end the output
-# as "BENCH <name> <value>" lines.
+# Knobs: BUILD (default build), BENCH_REPS (7), BENCH_FLOOD_REPS (3),
+# BENCH_TPUT_REPS (8), BENCH_TPUT_SECONDS (3), BENCH_PERF=1 (extra,
+# unmeasured drains of knockgw and an iperf3 run of the user path under
+# `perf record`; the profiles are left in $BUILD/bench/perf-*.txt).
+# The figures end the output as "BENCH <name> <value>" lines; bench/README.md
+# describes how each is measured.
 #
 # Only documentation addresses; the root namespace's firewall is never
 # touched (every nft command runs in a bench namespace); everything is
@@ -31,11 +35,12 @@ BUILD=$(cd "${BUILD:-build}" && pwd)
 KNOCKGW=$BUILD/knockgw
 KC=$BUILD/knock-connect
 BB=$BUILD/bench
-REPS=${BENCH_REPS:-5}
+REPS=${BENCH_REPS:-7}
 FLOOD_REPS=${BENCH_FLOOD_REPS:-3}
-TPUT_REPS=${BENCH_TPUT_REPS:-3}
+TPUT_REPS=${BENCH_TPUT_REPS:-8}
 TPUT_SECONDS=${BENCH_TPUT_SECONDS:-3}
 PHASES=${BENCH_PHASES:-"synrate flood latency tput"}
+PERF=${BENCH_PERF:-0}
 
 C4=192.0.2.1
 S4=192.0.2.2
@@ -113,12 +118,12 @@ in_s() { ip netns exec "$NS_S" "$@"; }
 
 # wait_until SECONDS COMMAND...: polls every 0.05 s, bounded.
 wait_until() {
-	n=$(($1 * 20))
+	wu_left=$(($1 * 20))
 	shift
-	while [ "$n" -gt 0 ]; do
+	while [ "$wu_left" -gt 0 ]; do
 		"$@" >/dev/null 2>&1 && return 0
 		sleep 0.05
-		n=$((n - 1))
+		wu_left=$((wu_left - 1))
 	done
 	return 1
 }
@@ -200,7 +205,7 @@ server_conf() {
 	cat >"$f" <<-EOC
 	queue = { num = $qnum; count = $qcount; maxlen = $maxlen; };
 	rules = { table = "$table"; };
-	control_socket = "$TMP/$table.sock";
+	control_socket = "$f.sock";
 	keys = ( { name = "k"; file = "$TMP/k.key"; } );
 	protect = ( $ents );
 	EOC
@@ -219,7 +224,7 @@ client_conf() {
 	translate = "$tr";
 	queue = { num = 20; };
 	rules = { table = "kgwb_client"; };
-	control_socket = "$TMP/client.sock";
+	control_socket = "$f.sock";
 	keys = ( { name = "k"; file = "$TMP/k.key"; } );
 	knock = ( $ents );
 	EOC
@@ -234,31 +239,57 @@ rand32() { od -An -N4 -tu4 /dev/urandom | tr -d ' '; }
 
 res() { echo "$*" >>"$RES"; }
 
+# perf_start NAME PID / perf_stop NAME: with BENCH_PERF=1, a call-graph
+# profile of one process; the report goes to $BB/perf-NAME.txt.
+PERF_PID=""
+perf_start() {
+	[ "$PERF" = 1 ] && command -v perf >/dev/null || return 0
+	perf record -F 10000 -g -p "$2" -o "$TMP/perf-$1.data" >/dev/null 2>&1 &
+	PERF_PID=$!
+	PIDS="$PIDS $PERF_PID"
+	sleep 1
+}
+perf_stop() {
+	[ -n "$PERF_PID" ] || return 0
+	stop_pid "$PERF_PID" INT
+	PERF_PID=""
+	perf report -i "$TMP/perf-$1.data" --no-children --sort dso,sym --stdio -g none \
+		--percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' >"$BB/perf-$1.txt" || true
+	echo "  perf profile of $1 (top 12; all in $BB/perf-$1.txt):"
+	head -12 "$BB/perf-$1.txt" | sed 's/^/    /'
+}
+
 # get KEY: the value of KEY=value in the line(s) on stdin.
 get() { tr ' ' '\n' | sed -n "s/^$1=\([0-9.,]*\).*/\1/p" | head -1; }
 
 # --- topology ---
+# make_pair CLIENT_NS SERVER_NS: two namespaces joined by a veth pair (vc
+# C4 / vs S4), offloads left at their defaults as on a real host.
+make_pair() {
+	ip netns add "$1"
+	ip netns add "$2"
+	ip link add vc netns "$1" type veth peer name vs netns "$2"
+	ip -n "$1" addr add $C4/24 dev vc
+	ip -n "$2" addr add $S4/24 dev vs
+	for ns in "$1" "$2"; do
+		ip -n "$ns" link set lo up
+	done
+	ip -n "$1" link set vc up
+	ip -n "$2" link set vs up
+	wait_until 5 ip netns exec "$1" ping -c1 -W1 $S4 || die "veth pair $1/$2 does not come up"
+}
+
 echo "knockgw benchmark: $(nproc) CPUs, Linux $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-ip netns add "$NS_C"
-ip netns add "$NS_S"
-ip link add vc netns "$NS_C" type veth peer name vs netns "$NS_S"
-in_c ip addr add $C4/24 dev vc
-in_s ip addr add $S4/24 dev vs
-for ns in "$NS_C" "$NS_S"; do
-	ip -n "$ns" link set lo up
-done
-in_c ip link set vc up
-in_s ip link set vs up
+make_pair "$NS_C" "$NS_S"
 in_c ip route add local 203.0.113.0/24 dev lo
 in_s ip route add 203.0.113.0/24 via $C4
-wait_until 5 in_c ping -c1 -W1 $S4 || die "veth pair does not come up"
 "$KNOCKGW" genkey >"$TMP/k.key"
 chmod 600 "$TMP/k.key"
 : >"$RES"
 res "meta.load_start $(cut -d' ' -f1 /proc/loadavg)"
 
 # Listeners: 8001 (protected) and 8002 (never protected) for the latency
-# probes; iperf3 on 5201 (protected in the tput phase) and 5202 (never).
+# probes.
 ip netns exec "$NS_S" timeout 1800 python3 -c '
 import socket, sys, time
 ss = []
@@ -271,12 +302,7 @@ for p in (8001, 8002):
 time.sleep(1800)
 ' &
 PIDS="$PIDS $!"
-for p in 5201 5202; do
-	ip netns exec "$NS_S" timeout 1800 iperf3 -s -p $p >/dev/null 2>&1 &
-	PIDS="$PIDS $!"
-done
-wait_until 10 in_s sh -c "ss -ltn | grep -q ':8002 ' && ss -ltn | grep -q ':5202 '" ||
-	die "listeners did not start"
+wait_until 10 in_s sh -c "ss -ltn | grep -q ':8002 '" || die "listeners did not start"
 
 phase() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -329,12 +355,33 @@ if phase synrate; then
 	start_nfqmin r3 5 "$RANGE" -d
 	for round in $(seq "$REPS"); do
 		echo " round $round"
-		drain daemon d1 "$PID_d1" 0 1 7001
-		drain nfqmin r1 "$PID_r1" 1 1 7002
-		drain daemon_2q d2 "$PID_d2" 2 2 7003
-		drain daemon_drop d3 "$PID_d3" 4 1 7004
-		drain nfqmin_drop r3 "$PID_r3" 5 1 7005
+		# Every other round in reverse order, so that neither side of a
+		# ratio always runs first.
+		if [ $((round % 2)) = 1 ]; then
+			drain daemon d1 "$PID_d1" 0 1 7001
+			drain nfqmin r1 "$PID_r1" 1 1 7002
+			drain daemon_2q d2 "$PID_d2" 2 2 7003
+			drain daemon_drop d3 "$PID_d3" 4 1 7004
+			drain nfqmin_drop r3 "$PID_r3" 5 1 7005
+		else
+			drain nfqmin_drop r3 "$PID_r3" 5 1 7005
+			drain daemon_drop d3 "$PID_d3" 4 1 7004
+			drain daemon_2q d2 "$PID_d2" 2 2 7003
+			drain nfqmin r1 "$PID_r1" 1 1 7002
+			drain daemon d1 "$PID_d1" 0 1 7001
+		fi
 	done
+	if [ "$PERF" = 1 ]; then
+		for t in d1:0:7001 d3:4:7004; do
+			n=${t%%:*} q=$(echo "$t" | cut -d: -f2) port=${t##*:}
+			eval "pid=\$PID_$n"
+			perf_start "drain_$n" "$pid"
+			for _ in 1 2 3; do
+				drain "perf_$n" "$n" "$pid" "$q" 1 "$port"
+			done
+			perf_stop "drain_$n"
+		done
+	fi
 	for n in d1 d2 d3 r1 r3; do
 		eval "stop_pid \$PID_$n"
 	done
@@ -344,8 +391,7 @@ fi
 
 # The server daemon for the other phases: default queue settings.
 server_conf "$TMP/s.conf" kgwb_s 10 1 4096 reset 5201 7001 8001
-client_conf "$TMP/ck.conf" kernel 5201 5202 8001
-client_conf "$TMP/cu.conf" user 5201 5202
+client_conf "$TMP/ck.conf" kernel 8001
 
 # --- flood -----------------------------------------------------------------
 if phase flood; then
@@ -393,7 +439,7 @@ fi
 
 # --- latency ---------------------------------------------------------------
 if phase latency; then
-	echo "== latency: SYN -> answer on the wire, $REPS rounds of 4 x 100 probes"
+	echo "== latency: SYN -> answer on the wire, $REPS rounds of 4 x 100 probes, then 2 x 300 connect()s"
 	start_kgw s "$NS_S" "$TMP/s.conf"
 	for round in $(seq "$REPS"); do
 		: >"$TMP/probes"
@@ -424,10 +470,19 @@ if phase latency; then
 fi
 
 # --- throughput ------------------------------------------------------------
-# iperf3 PORT: bits/s received, client ns -> server ns, one TCP stream.
+# Four namespace pairs, each set up once, so that the runs being compared
+# follow each other within seconds without daemon restarts in between (other
+# work on the machine comes and goes; what runs back to back sees the same):
+#   N  no knockgw at all                        iperf3 -> 5202
+#   K  client role, translate kernel             iperf3 -> 5202 (knocked)
+#   S  client role kernel + server role          iperf3 -> 5201 (knocked, protected)
+#                                                       -> 5202 (knocked, unprotected)
+#   U  client role, translate user               iperf3 -> 5202 (knocked)
+# iperf3 TAG PORT: bits/s received, client ns -> server ns, one TCP stream.
 iperf() {
-	out=$(in_c timeout $((TPUT_SECONDS + 20)) iperf3 -c $S4 -p "$1" -t "$TPUT_SECONDS" -O 1 -J \
-		--connect-timeout 3000 2>/dev/null) || true
+	eval "c=\$TP_C_$1"
+	out=$(ip netns exec "$c" timeout $((TPUT_SECONDS + 20)) iperf3 -c $S4 -p "$2" \
+		-t "$TPUT_SECONDS" -O 1 -J --connect-timeout 3000 2>/dev/null) || true
 	echo "$out" | python3 -c '
 import json, sys
 try:
@@ -436,26 +491,53 @@ except Exception:
     print(0)'
 }
 
+gbit() { echo "$1" | awk '{printf "%.2f", $1/1e9}'; }
+
 if phase tput; then
-	echo "== tput: iperf3 ${TPUT_SECONDS}s + 1s warm-up, $TPUT_REPS rounds"
+	echo "== tput: iperf3 ${TPUT_SECONDS}s + 1s warm-up per run, $TPUT_REPS rounds of 5 runs"
+	nsn=3
+	for t in N K S U; do
+		eval "TP_C_$t=$PFX-$nsn TP_S_$t=$PFX-$((nsn + 1))"
+		make_pair "$PFX-$nsn" "$PFX-$((nsn + 1))"
+		for p in 5201 5202; do
+			ip netns exec "$PFX-$((nsn + 1))" timeout 1800 iperf3 -s -p $p >/dev/null 2>&1 &
+			PIDS="$PIDS $!"
+		done
+		wait_until 10 ip netns exec "$PFX-$((nsn + 1))" sh -c "ss -ltn | grep -q ':5202 '" ||
+			die "iperf3 did not start"
+		nsn=$((nsn + 2))
+	done
+	client_conf "$TMP/tk.conf" kernel 5201 5202
+	client_conf "$TMP/ts_c.conf" kernel 5201 5202
+	server_conf "$TMP/ts_s.conf" kgwb_s 10 1 4096 reset 5201
+	client_conf "$TMP/tu.conf" user 5201 5202
+	start_kgw tk "$TP_C_K" "$TMP/tk.conf"
+	start_kgw tsc "$TP_C_S" "$TMP/ts_c.conf"
+	start_kgw tss "$TP_S_S" "$TMP/ts_s.conf"
+	start_kgw tu "$TP_C_U" "$TMP/tu.conf"
 	for round in $(seq "$TPUT_REPS"); do
-		base=$(iperf 5202)
-		start_kgw ck "$NS_C" "$TMP/ck.conf"
-		ck=$(iperf 5202)
-		start_kgw s "$NS_S" "$TMP/s.conf"
-		sp=$(iperf 5201)
-		up=$(iperf 5202)
-		stop_pid "$PID_s"
-		stop_pid "$PID_ck"
-		start_kgw cu "$NS_C" "$TMP/cu.conf"
-		cu=$(iperf 5202)
-		stop_pid "$PID_cu"
+		# Rotate the order, so that no configuration always runs first.
+		order="N:5202 K:5202 S:5201 S:5202 U:5202"
+		for _ in $(seq $(((round - 1) % 5))); do
+			order="${order#* } ${order%% *}"
+		done
+		for run in $order; do
+			v=$(iperf "${run%:*}" "${run#*:}")
+			case $run in
+			N:*) base=$v ;; K:*) ck=$v ;; S:5201) sp=$v ;; S:5202) up=$v ;; U:*) cu=$v ;;
+			esac
+		done
+		if [ "$round" = 1 ] && [ "$PERF" = 1 ]; then
+			perf_start tput_user "$PID_tu"
+			iperf U 5202 >/dev/null
+			perf_stop tput_user
+		fi
 		res "tput.round base=$base ck=$ck sp=$sp up=$up cu=$cu"
-		echo "  round $round (Gbit/s): none $(echo "$base" | awk '{printf "%.2f", $1/1e9}')," \
-			"client kernel $(echo "$ck" | awk '{printf "%.2f", $1/1e9}')," \
-			"both roles: protected $(echo "$sp" | awk '{printf "%.2f", $1/1e9}')" \
-			"unprotected $(echo "$up" | awk '{printf "%.2f", $1/1e9}')," \
-			"client user $(echo "$cu" | awk '{printf "%.2f", $1/1e9}')"
+		echo "  round $round (Gbit/s): none $(gbit "$base"), client kernel $(gbit "$ck")," \
+			"both roles: protected $(gbit "$sp") unprotected $(gbit "$up"), client user $(gbit "$cu")"
+	done
+	for n in tk tsc tss tu; do
+		eval "stop_pid \$PID_$n"
 	done
 fi
 

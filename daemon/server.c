@@ -138,9 +138,11 @@ static void refuse(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 
 	s->cnt.c[why]++;
 	s->cnt.port_refused[pi]++;
-	log_peer(&s->rl, s->mono, LOG_DEBUG, "refused SYN from %s port %u to port %u: %s",
-		 addr_str(v, pkt_src(p->data, v), src, sizeof(src)), v->sport, v->dport,
-		 server_counter_name(why));
+	/* A flood passes here: format the address only when it will be shown. */
+	if (log_getlevel() >= LOG_DEBUG)
+		log_peer(&s->rl, s->mono, LOG_DEBUG, "refused SYN from %s port %u to port %u: %s",
+			 addr_str(v, pkt_src(p->data, v), src, sizeof(src)), v->sport, v->dport,
+			 server_counter_name(why));
 	answer_closed(s, q, p, v, &s->conf->protect[pi]);
 }
 
