@@ -252,14 +252,14 @@ static void translate(struct client *c, struct nfqueue *q, const struct nfqueue_
 		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
 		return;
 	}
-	if (p->caplen > sizeof(c->buf) || p->caplen != p->wirelen) {
+	if (p->caplen != p->wirelen) {
 		c->cnt[CC_untranslatable]++;
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 		return;
 	}
-	memcpy(c->buf, p->data, p->caplen);
-	seqrewrite_apply(c->buf, v, dir, delta, true);
-	if (!finish_csum(c->buf, v, p->skbinfo)) {
+	/* In place, in the receive buffer: the verdict copies it once. */
+	seqrewrite_apply(p->data, v, dir, delta, true);
+	if (!finish_csum(p->data, v, p->skbinfo)) {
 		c->cnt[CC_untranslatable]++;
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 		return;
@@ -269,7 +269,7 @@ static void translate(struct client *c, struct nfqueue *q, const struct nfqueue_
 	 * The mark was only the courier of the delta (our rule copied the
 	 * conntrack mark into it); clear it so routing by mark is unaffected.
 	 */
-	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, c->buf, p->caplen, 0);
+	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, p->data, p->caplen, 0);
 }
 
 void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p)

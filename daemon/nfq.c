@@ -39,8 +39,6 @@ struct pending {
 	uint32_t mark;
 	uint8_t verdict;
 	bool has_mark;
-	const uint8_t *pkt;		/* replacement packet, or NULL */
-	size_t pktlen;
 };
 
 struct nfqueue {
@@ -57,9 +55,8 @@ struct nfqueue {
 	uint32_t last_id;		/* of the latest verdict added */
 	bool unordered;			/* verdicts added out of id order since the flush */
 	size_t held;
-	uint8_t *txbuf;
-	uint8_t *arena;			/* copies of replacement packets until the flush */
-	size_t arena_size, arena_used;
+	uint8_t *txbuf;			/* verdict messages built, not yet sent */
+	size_t txoff;
 	struct nfqueue_stats st;
 };
 
@@ -155,9 +152,7 @@ struct nfqueue *nfqueue_open(uint16_t num, uint32_t copy_range, uint32_t maxlen,
 	q->iovs = calloc(q->batch, sizeof(*q->iovs));
 	q->pend = calloc(q->pendcap, sizeof(*q->pend));
 	q->txbuf = malloc(SEND_BUF_BYTES);
-	q->arena_size = (size_t)q->batch * copy_range;
-	q->arena = malloc(q->arena_size);
-	if (!q->rxbufs || !q->msgs || !q->iovs || !q->pend || !q->txbuf || !q->arena) {
+	if (!q->rxbufs || !q->msgs || !q->iovs || !q->pend || !q->txbuf) {
 		errno = ENOMEM;
 		goto fail;
 	}
@@ -206,7 +201,6 @@ void nfqueue_close(struct nfqueue *q)
 	free(q->iovs);
 	free(q->pend);
 	free(q->txbuf);
-	free(q->arena);
 	free(q);
 }
 
@@ -235,29 +229,33 @@ void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v
 					     .has_mark = true };
 }
 
+static void build_pending(struct nfqueue *q);
+static struct nlmsghdr *tx_room(struct nfqueue *q, size_t need, int type);
+
 void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
 			 const uint8_t *pkt, size_t len, uint32_t mark)
 {
-	uint8_t *copy;
+	struct nlmsghdr *nlh;
 
-	if (len > q->arena_size || len > SEND_BUF_BYTES - VERDICT_MSG_BYTES) {
+	if (len > SEND_BUF_BYTES - VERDICT_MSG_BYTES) {
 		/* Larger than anything the queue copies to us: cannot be ours. */
 		q->st.send_errors++;
 		nfqueue_verdict(q, id, NFQUEUE_DROP);
 		return;
 	}
 	/*
-	 * The caller reuses its buffer at once: keep a copy until the flush.
-	 * Flush first if either the arena or the verdict list is full, so that
-	 * pend_add() below cannot flush (and recycle the arena) under us.
+	 * Verdicts go out in the order given: what is pending is built first.
+	 * The packet is copied once, straight into the message that carries
+	 * it, so the caller may reuse its buffer at once.
 	 */
-	if (q->arena_used + len > q->arena_size || q->npend == q->pendcap)
-		nfqueue_flush(q);
-	copy = q->arena + q->arena_used;
-	memcpy(copy, pkt, len);
-	q->arena_used += len;
-	*pend_add(q, id) = (struct pending){ .id = id, .verdict = (uint8_t)v, .pkt = copy,
-					     .pktlen = len, .mark = mark, .has_mark = true };
+	build_pending(q);
+	nlh = tx_room(q, VERDICT_MSG_BYTES + len, NFQNL_MSG_VERDICT);
+	nfq_nlmsg_verdict_put(nlh, (int)id, (int)v);
+	nfq_nlmsg_verdict_put_mark(nlh, mark);
+	nfq_nlmsg_verdict_put_pkt(nlh, pkt, (uint32_t)len);
+	q->txoff += NLMSG_ALIGN(nlh->nlmsg_len);
+	q->st.verdicts++;
+	q->last_id = id;
 }
 
 void nfqueue_set_held(struct nfqueue *q, size_t held)
@@ -267,7 +265,7 @@ void nfqueue_set_held(struct nfqueue *q, size_t held)
 
 static bool same_run(const struct pending *a, const struct pending *b)
 {
-	return !a->pkt && !b->pkt && a->verdict == b->verdict && a->has_mark == b->has_mark &&
+	return a->verdict == b->verdict && a->has_mark == b->has_mark &&
 	       a->mark == b->mark;
 }
 
@@ -291,11 +289,19 @@ static int tx_send(struct nfqueue *q, size_t len)
 	return ret;
 }
 
-int nfqueue_flush(struct nfqueue *q)
+/* A message header at the end of the send buffer, sending it first if full. */
+static struct nlmsghdr *tx_room(struct nfqueue *q, size_t need, int type)
 {
-	size_t off = 0;
-	int ret = 0;
+	if (q->txoff + need > SEND_BUF_BYTES) {
+		tx_send(q, q->txoff);
+		q->txoff = 0;
+	}
+	return nfq_nlmsg_put((char *)q->txbuf + q->txoff, type, q->num);
+}
 
+/* Turns the pending verdicts into messages at the end of the send buffer. */
+static void build_pending(struct nfqueue *q)
+{
 	for (size_t i = 0; i < q->npend; i++) {
 		struct pending *p = &q->pend[i];
 		bool batch = false;
@@ -305,35 +311,32 @@ int nfqueue_flush(struct nfqueue *q)
 		 * order, so it is only right when nothing older is held back
 		 * and the verdicts were given in id order.
 		 */
-		if (q->held == 0 && !q->unordered && !p->pkt) {
+		if (q->held == 0 && !q->unordered) {
 			while (i + 1 < q->npend && same_run(p, &q->pend[i + 1])) {
 				q->st.verdicts++;
 				p = &q->pend[++i];
 				batch = true;
 			}
 		}
-		size_t need = VERDICT_MSG_BYTES + p->pktlen;
-		if (off + need > SEND_BUF_BYTES) {
-			if (tx_send(q, off) < 0)
-				ret = -EIO;
-			off = 0;
-		}
-		struct nlmsghdr *nlh = nfq_nlmsg_put((char *)q->txbuf + off,
-						     batch ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT,
-						     q->num);
+		struct nlmsghdr *nlh = tx_room(q, VERDICT_MSG_BYTES,
+					       batch ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT);
 		nfq_nlmsg_verdict_put(nlh, (int)p->id, p->verdict);
 		if (p->has_mark)
 			nfq_nlmsg_verdict_put_mark(nlh, p->mark);
-		if (p->pkt)
-			nfq_nlmsg_verdict_put_pkt(nlh, p->pkt, (uint32_t)p->pktlen);
-		off += NLMSG_ALIGN(nlh->nlmsg_len);
+		q->txoff += NLMSG_ALIGN(nlh->nlmsg_len);
 		q->st.verdicts++;
 	}
-	if (tx_send(q, off) < 0)
-		ret = -EIO;
 	q->npend = 0;
-	q->arena_used = 0;
 	q->unordered = false;
+}
+
+int nfqueue_flush(struct nfqueue *q)
+{
+	int ret;
+
+	build_pending(q);
+	ret = tx_send(q, q->txoff) < 0 ? -EIO : 0;
+	q->txoff = 0;
 	return ret;
 }
 

@@ -41,7 +41,8 @@ struct nfqueue_packet {
 	uint32_t mark;
 	uint32_t indev;		/* ifindex the packet came in on, 0 if none */
 	uint32_t skbinfo;	/* NFQA_SKB_* flags */
-	const uint8_t *data;	/* the packet from its IP header */
+	uint8_t *data;		/* the packet from its IP header; ours to rewrite
+				   in place until its verdict is given */
 	size_t caplen;		/* bytes in data */
 	size_t wirelen;		/* whole packet length */
 };
