@@ -681,10 +681,14 @@ static void check_table(struct knockgw *kg)
 		return;
 	log_warnx("table inet %s disappeared; installing it again", kg->conf->table);
 	kg->table_restores++;
-	if (nftrules_install(kg->conf, kg->queue_kind, err, sizeof(err)) < 0) {
-		log_warnx("cannot restore table inet %s: %s; stopping", kg->conf->table, err);
-		stop_requested = 1;
-	}
+	/*
+	 * Stopping would not hide the ports again (there is no table either
+	 * way) and would exit 0, which Restart=on-failure leaves down: keep
+	 * the queues bound and try again at the next check.
+	 */
+	if (nftrules_install(kg->conf, kg->queue_kind, err, sizeof(err)) < 0)
+		log_warnx("cannot restore table inet %s: %s; trying again in %d s",
+			  kg->conf->table, err, TABLE_CHECK_MS / 1000);
 }
 
 /* Pings the watchdog only while every queue thread is making rounds. */

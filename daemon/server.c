@@ -69,6 +69,7 @@ int server_init(struct server *s, const struct conf *c, struct replay *replay,
 	s->rs = rs;
 	s->held_bytes_max = c->hold_bytes / (nqueues ? nqueues : 1);
 	s->rl = (struct log_ratelimit){ .interval = 10, .burst = 20 };
+	s->rl_full = (struct log_ratelimit){ .interval = 60, .burst = 1 };
 	for (size_t i = 0; i < c->nprotect; i++)
 		if (c->protect[i].integrity_len > max_n)
 			max_n = c->protect[i].integrity_len;
@@ -190,6 +191,13 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 			refuse(s, q, p, v, pi, SC_replay_refused);
 			return;
 		case REPLAY_FULL:
+			/*
+			 * Only a valid knock gets here: the operator must hear of
+			 * it even when accepted knocks used up the peer messages.
+			 */
+			log_peer(&s->rl_full, s->mono, LOG_WARNING,
+				 "replay table full (limits.replay %u): refusing new knocks "
+				 "until entries expire", (unsigned)c->max_replay);
 			refuse(s, q, p, v, pi, SC_replay_full);
 			return;
 		}
@@ -206,6 +214,9 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		flow_key_of(&k, v, p->data);
 		fe = flow_insert(&s->pending, &k, s->mono + c->integrity_timeout, &created);
 		if (!fe) {
+			log_peer(&s->rl_full, s->mono, LOG_WARNING,
+				 "pending-flow table full (limits.flows, limits.hold_bytes): "
+				 "refusing new integrity knocks");
 			refuse(s, q, p, v, pi, SC_flows_full);
 			return;
 		}

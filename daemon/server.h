@@ -67,6 +67,7 @@ struct server {
 	uint64_t mono, wall;		/* seconds; set by the caller before each batch */
 	struct server_counters cnt;
 	struct log_ratelimit rl;
+	struct log_ratelimit rl_full;	/* "table full" warnings, apart from peers' */
 };
 
 int server_init(struct server *s, const struct conf *c, struct replay *replay,

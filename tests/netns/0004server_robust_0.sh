@@ -16,9 +16,12 @@ protect = ( { port = 22; mode = "native"; keys = [ "k" ]; } );
 EOC
 start_knockgw "$NS_S" "$TMP/knockgw.conf"
 
-SPORT=42000
+# knock runs in $(...), a subshell: the port is kept in a file so that each
+# knock is a new connection (and a new ISN), not the same SYN again.
+echo 42000 >"$TMP/sport"
 knock() { # prints the answer's flags to a valid knock
-	SPORT=$((SPORT + 1))
+	SPORT=$(($(cat "$TMP/sport") + 1))
+	echo $SPORT >"$TMP/sport"
 	v=$("$KC" isn --mode native --key-file "$K" --dst $S4 --port 22 --tsval $SPORT)
 	in_c $PROBER probe --iface vc --src $C4 --dst $S4 --sport $SPORT --dport 22 --seq "0x$v" \
 		--tsval $SPORT >"$TMP/knock.json"

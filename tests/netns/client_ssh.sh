@@ -38,11 +38,13 @@ start_knockgw "$NS_C" "$TMP/client.conf"
 CLI_PID=$KGW_PID
 start_knockgw "$NS_S" "$TMP/server.conf"
 
+# ServerAlive: if the client daemon dies on the user path, an established
+# session hangs (its packets are queued to nobody); fail in 15 s, not ~15 min.
 SSH="ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-	-o ConnectTimeout=10 -i $TMP/userkey"
+	-o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -i $TMP/userkey"
 for dst in $S4 $S6; do
 	for port in 22 2222; do
-		out=$(in_c $SSH -p $port root@$dst echo knocked-$port 2>"$TMP/ssh.err") || true
+		out=$(in_c timeout 60 $SSH -p $port root@$dst echo knocked-$port 2>"$TMP/ssh.err") || true
 		check "$PATH_KIND: unmodified ssh to $dst port $port runs a command" \
 			[ "$out" = "knocked-$port" ]
 		[ "$out" = "knocked-$port" ] || cat "$TMP/ssh.err"
