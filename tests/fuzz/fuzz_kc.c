@@ -24,8 +24,9 @@
  *      both use): accepted text is exactly one standard base64 encoding of
  *      1..KG_KEY_MAX bytes, with surrounding white space only.
  *
- * cmd_connect() itself is not fuzzed: its argument loop and the address
- * lookup (getaddrinfo, DNS) are one function; see tests/fuzz/README.
+ * cmd_connect() itself is not fuzzed: its option loop, the address lookup
+ * (getaddrinfo: DNS) and the connection are one function.  Split out as
+ * connect_parse_args(argc, argv, struct connect_args *) it could be.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* memfd_create */

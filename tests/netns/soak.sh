@@ -27,7 +27,8 @@
 # every second.  At the end: every completed transfer has the right sha256,
 # the RSS of the last daemon instances is no higher than that of the first
 # ones (first/last/max printed), and after a clean stop no table, control
-# socket, namespace or temporary directory is left.
+# socket, namespace or temporary directory is left.  SOAK_KEEP=DIR keeps
+# the records (xfer.txt, rss.txt, ...) and the logs.
 . "$(dirname "$0")/lib.sh"
 
 SOAK_SECONDS=${SOAK_SECONDS:-180}
@@ -152,10 +153,11 @@ xfer_loop() {
 		rm -f "$f"
 		echo "$x_name $dir $dst $port $rc $res $(($(date +%s) - t0))" >>"$TMP/xfer.txt"
 		# A short knocked command between transfers.
+		t0=$(date +%s)
 		out=$(ip netns exec "$x_ns" timeout 60 ssh -p $port $OPTS "root@$dst" echo knocked \
-			2>/dev/null)
-		echo "$x_name ssh $dst $port - $([ "$out" = knocked ] && echo ok || echo failed) -" \
-			>>"$TMP/xfer.txt"
+			2>>"$TMP/$x_name.ssh.log")
+		echo "$x_name ssh $dst $port - $([ "$out" = knocked ] && echo ok || echo failed)" \
+			"$(($(date +%s) - t0))" >>"$TMP/xfer.txt"
 	done
 }
 
@@ -309,6 +311,11 @@ SSH_OK=$(grep -c ' ssh .* ok ' "$TMP/xfer.txt" || true)
 SECS=$(awk '$6 == "sha-ok" { s += $7; n++ } END { if (n) printf "%.1f", s / n; else print "-" }' \
 	"$TMP/xfer.txt")
 
+# SOAK_KEEP=DIR keeps the records and logs for a look afterwards.
+if [ -n "${SOAK_KEEP:-}" ]; then
+	mkdir -p "$SOAK_KEEP"
+	cp "$TMP"/*.txt "$TMP"/*.log "$SOAK_KEEP"/ 2>/dev/null
+fi
 # Everything made here goes now; then nothing may be left.
 SUMMARY_PFX=$PFX
 SUMMARY_TMP=$TMP
