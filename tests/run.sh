@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-5}
-TESTS=${TESTS:-"unit conf isn install fuzz netns"}
+TESTS=${TESTS:-"unit conf isn hardening install fuzz netns"}
 export BUILD
 
 passed=0
@@ -42,6 +42,8 @@ fi
 want conf && run conf sh tests/conf/run.sh
 
 want isn && run isn python3 tests/isn/cross_check.py "$BUILD"
+
+want hardening && run hardening sh tests/hardening.sh
 
 if want install; then
 	run install sh tests/install/run.sh
