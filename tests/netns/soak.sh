@@ -116,9 +116,12 @@ OPTS="-o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/nu
 START=$(date +%s)
 DEADLINE=$((START + SOAK_SECONDS))
 
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 # xfer_loop NAME NSEXEC V4 V6: transfers until the deadline, one at a time,
 # cycling through up/down x IPv4/IPv6 x port 22/2222.  One result line per
-# transfer: NAME DIR DST PORT RC sha-ok|sha-bad|failed SECONDS.
+# transfer: NAME DIR DST PORT RC sha-ok|sha-bad|failed SECONDS START, and
+# one per knocked ssh command: NAME ssh DST PORT - ok|failed SECONDS START.
 xfer_loop() {
 	x_name=$1 x_ns=$2 x_v4=$3 x_v6=$4
 	n=0
@@ -130,7 +133,7 @@ xfer_loop() {
 		esac
 		if [ $((n % 8)) -lt 4 ]; then port=22; else port=2222; fi
 		f=$TMP/$x_name-$n.bin
-		t0=$(date +%s)
+		t0=$(now)
 		if [ $((n % 2)) = 0 ]; then
 			dir=up
 			ip netns exec "$x_ns" timeout 150 scp -q -P $port $OPTS "$TMP/src.bin" \
@@ -151,13 +154,13 @@ xfer_loop() {
 			cp "$f" "$TMP/../kgw-soak-bad-$x_name-$n.bin" 2>/dev/null
 		fi
 		rm -f "$f"
-		echo "$x_name $dir $dst $port $rc $res $(($(date +%s) - t0))" >>"$TMP/xfer.txt"
+		echo "$x_name $dir $dst $port $rc $res $(since "$t0") $t0" >>"$TMP/xfer.txt"
 		# A short knocked command between transfers.
-		t0=$(date +%s)
+		t0=$(now)
 		out=$(ip netns exec "$x_ns" timeout 60 ssh -p $port $OPTS "root@$dst" echo knocked \
 			2>>"$TMP/$x_name.ssh.log")
 		echo "$x_name ssh $dst $port - $([ "$out" = knocked ] && echo ok || echo failed)" \
-			"$(($(date +%s) - t0))" >>"$TMP/xfer.txt"
+			"$(since "$t0") $t0" >>"$TMP/xfer.txt"
 	done
 }
 
@@ -197,6 +200,7 @@ flood_loop() {
 : >"$TMP/flood.txt"
 : >"$TMP/rss.txt"
 : >"$TMP/eol.txt"
+: >"$TMP/events.txt"
 xfer_loop ck "$NS_C" $S4 $S6 &
 W1=$!
 xfer_loop cu "$NS_U" $U4 $U6 &
@@ -227,9 +231,11 @@ while [ "$(date +%s)" -lt "$DEADLINE" ]; do
 	turn=$((turn + 1))
 	p=$(pid_of $role)
 	echo "$role $p $(rss_of "$p")" >>"$TMP/eol.txt"	# end-of-life RSS
+	echo "$(now) kill $role" >>"$TMP/events.txt"
 	kill -9 "$p"
 	wait_for 5 sh -c "! kill -0 $p"
 	if start $role; then RESTARTS=$((RESTARTS + 1)); else START_FAILS=$((START_FAILS + 1)); fi
+	echo "$(now) ready $role" >>"$TMP/events.txt"
 done
 # Transfers under way finish (each is bounded by its timeout).
 wait "$W1" "$W2" "$W3" "$W4" 2>/dev/null
