@@ -111,10 +111,13 @@ static int make_entry(struct client *c, const struct ct_flow *f, uint32_t kernel
 	/*
 	 * Ours for this very SYN (a retransmission) when it carries the same
 	 * shift from the same kernel ISN; the user path keeps only the shift.
+	 * The same kernel ISN with another shift is this connection knocked by
+	 * a daemon that died since (for an older TSval): the shift must be ours.
 	 */
 	struct ct_info ci;
 	r = ctnl_get(c->ct, f, &ci);
-	bool same = r == 0 && (user ? ci.mark == delta : ci.has_seqadj && ci.pos == kernel_isn);
+	bool same = r == 0 && (user ? ci.mark == delta
+				    : ci.has_seqadj && ci.pos == kernel_isn && ci.delta == delta);
 	if (same)
 		return 0;
 	/* Left over from an earlier connection on the same 4-tuple. */
@@ -213,7 +216,13 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 	}
 	memcpy(c->buf, p->data, p->caplen);
 	uint8_t *tcp = c->buf + v->l4_off;
-	uint16_t check = get_be16(tcp + 16);
+	uint16_t check;
+
+	/*
+	 * csum_replace32() wants the checksum and the words in one byte order:
+	 * as they lie in the packet (seqrewrite.h), so memcpy, not get_be16.
+	 */
+	memcpy(&check, tcp + 16, sizeof(check));
 	if (pin_ts) {
 		uint8_t old[4];
 
@@ -232,7 +241,7 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 		memcpy(&n, tcp + 4, 4);
 		check = csum_replace32(check, o, n);
 	}
-	put_be16(tcp + 16, check);
+	memcpy(tcp + 16, &check, sizeof(check));
 	if (!finish_csum(c->buf, v, p->skbinfo)) {
 		c->cnt[CC_untranslatable]++;
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
