@@ -99,7 +99,7 @@ check: deps
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/run.sh
 
 # libFuzzer targets: clang, with the project's sources compiled in directly.
-FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O2 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Idaemon $(PKG_CFLAGS)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard daemon/*.h)
 	@mkdir -p $(dir $@)
@@ -187,16 +187,20 @@ bench: all
 # make fuzz-long: every libFuzzer target for FUZZ_TIME seconds with
 # FUZZ_JOBS processes each, on a temporary copy of its corpus; prints
 # executions and crashes per target.  FUZZ_MERGE=1 merges inputs that add
-# coverage into tests/fuzz/corpus/NAME.  Not part of make check.
+# coverage into tests/fuzz/corpus/NAME; FUZZ_LOG=FILE appends a line per
+# target to FILE (the campaign record is tests/fuzz/CAMPAIGN.md); FUZZ_TARGETS
+# picks targets (default all: conf ctl kc pkt seq).  Not part of make check.
 FUZZ_TIME ?= 600
 FUZZ_JOBS ?= 2
 FUZZ_MERGE ?= 0
 # fuzz_kc compiles client/knock-connect.c in (its parsers are static).
 $(BUILD)/fuzz/fuzz_kc: client/knock-connect.c
 
+FUZZ_LOG ?=
+FUZZ_TARGETS ?= $(patsubst $(BUILD)/fuzz/fuzz_%,%,$(FUZZ_BINS))
 fuzz-long: fuzz
-	$(Q)FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_MERGE=$(FUZZ_MERGE) \
-		sh tests/fuzz/long.sh $(FUZZ_BINS)
+	$(Q)FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_MERGE=$(FUZZ_MERGE) FUZZ_LOG=$(FUZZ_LOG) \
+		sh tests/fuzz/long.sh $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
 # make soak: SOAK_SECONDS of mixed traffic while both daemons are killed and
 # restarted every few seconds (tests/netns/soak.sh; root).  Not in make check.

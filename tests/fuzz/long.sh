@@ -9,6 +9,9 @@
 #                tests/fuzz/corpus/NAME (libFuzzer -merge=1); default 0
 #   FUZZ_KEEP    a directory to keep each target's run in (logs, corpus,
 #                artifacts); default: removed unless something crashed
+#   FUZZ_LOG     a file to append one line per target to, for the campaign
+#                record (tests/fuzz/CAMPAIGN.md): date, commit, target,
+#                seconds, jobs, executions, corpus growth, crashes
 #
 # Each target runs on a temporary copy of its seed and regression corpus,
 # so the repository changes only with FUZZ_MERGE=1.  Prints, per target, the
@@ -23,6 +26,10 @@ FUZZ_TIME=${FUZZ_TIME:-600}
 FUZZ_JOBS=${FUZZ_JOBS:-2}
 FUZZ_MERGE=${FUZZ_MERGE:-0}
 FUZZ_KEEP=${FUZZ_KEEP:-}
+FUZZ_LOG=${FUZZ_LOG:-}
+commit=$(git -C "$dir" rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git -C "$dir" status --porcelain -- ../../daemon ../../client . 2>/dev/null)" ] ||
+	commit="$commit+changes"
 [ $# -gt 0 ] || { echo "usage: long.sh BUILD/fuzz/fuzz_NAME..." >&2; exit 2; }
 
 status=0
@@ -67,6 +74,11 @@ for bin in "$@"; do
 	echo "$line"
 	summary="$summary$line
 "
+	if [ -n "$FUZZ_LOG" ]; then
+		printf '| %s | %s | %s | %s | %s | %s | %s -> %s | %s |\n' \
+			"$(date -u +%Y-%m-%dT%H:%MZ)" "$commit" "$name" "$secs" "$FUZZ_JOBS" \
+			"$execs" "$before" "$after" "$crashes" >>"$FUZZ_LOG"
+	fi
 	if [ "$crashes" -gt 0 ]; then
 		status=1
 		for a in "$work"/artifacts/*; do
