@@ -184,7 +184,8 @@ bench: all
 	$(Q)CC="$(CC)" BUILD="$(BUILD)" BENCH_CFLAGS="$(ALL_CFLAGS)" BENCH_LDFLAGS="$(ALL_LDFLAGS)" \
 		BENCH_LIBS="$(PKG_LIBS)" sh bench/run.sh
 
-# make fuzz-long: every libFuzzer target for FUZZ_TIME seconds with
+# make fuzz-long: every libFuzzer target for FUZZ_TIME seconds (or FUZZ_RUNS
+# executions, whichever comes first) with
 # FUZZ_JOBS processes each, on a temporary copy of its corpus; prints
 # executions and crashes per target.  FUZZ_MERGE=1 merges inputs that add
 # coverage into tests/fuzz/corpus/NAME; FUZZ_LOG=FILE appends a line per
@@ -193,13 +194,14 @@ bench: all
 FUZZ_TIME ?= 600
 FUZZ_JOBS ?= 2
 FUZZ_MERGE ?= 0
+FUZZ_RUNS ?= 0
 # fuzz_kc compiles client/knock-connect.c in (its parsers are static).
 $(BUILD)/fuzz/fuzz_kc: client/knock-connect.c
 
 FUZZ_LOG ?=
 FUZZ_TARGETS ?= $(patsubst $(BUILD)/fuzz/fuzz_%,%,$(FUZZ_BINS))
 fuzz-long: fuzz
-	$(Q)FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_MERGE=$(FUZZ_MERGE) FUZZ_LOG=$(FUZZ_LOG) \
+	$(Q)FUZZ_TIME=$(FUZZ_TIME) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_MERGE=$(FUZZ_MERGE) FUZZ_LOG=$(FUZZ_LOG) \
 		sh tests/fuzz/long.sh $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
 # make soak: SOAK_SECONDS of mixed traffic while both daemons are killed and

@@ -3,6 +3,8 @@
 #
 #   long.sh BUILD/fuzz/fuzz_NAME...
 #   FUZZ_TIME    seconds per target (default 600)
+#   FUZZ_RUNS    executions per target (split over the jobs), ending the
+#                target's run early when reached; default 0: FUZZ_TIME only
 #   FUZZ_JOBS    parallel fuzzing processes per target, sharing one corpus
 #                (default 2, one per core of the usual 2-vCPU machine)
 #   FUZZ_MERGE   1: afterwards, merge the inputs that add coverage into
@@ -27,6 +29,9 @@ FUZZ_JOBS=${FUZZ_JOBS:-2}
 FUZZ_MERGE=${FUZZ_MERGE:-0}
 FUZZ_KEEP=${FUZZ_KEEP:-}
 FUZZ_LOG=${FUZZ_LOG:-}
+FUZZ_RUNS=${FUZZ_RUNS:-0}
+runs=-1
+[ "$FUZZ_RUNS" -le 0 ] || runs=$(((FUZZ_RUNS + FUZZ_JOBS - 1) / FUZZ_JOBS))
 commit=$(git -C "$dir" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$dir" status --porcelain -- ../../daemon ../../client . 2>/dev/null)" ] ||
 	commit="$commit+changes"
@@ -54,7 +59,7 @@ for bin in "$@"; do
 	# -jobs with as many -workers: that many processes, each for
 	# max_total_time, sharing the corpus; their logs are fuzz-N.log in $work.
 	(cd "$work" && "$bin" -jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS" \
-		-max_total_time="$FUZZ_TIME" -timeout=10 -rss_limit_mb=2048 \
+		-max_total_time="$FUZZ_TIME" -runs="$runs" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$work/artifacts/" \
 		"$work/corpus" >"$work/driver.log" 2>&1) || true
 	secs=$(($(date +%s) - start))
