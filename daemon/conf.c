@@ -263,6 +263,7 @@ void conf_defaults(struct conf *c)
 	snprintf(c->table, sizeof(c->table), "knockgw");
 	c->log_level = LOG_INFO;
 	c->translate = TRANSLATE_KERNEL;
+	c->closed_ports = CLOSED_KERNEL;
 	snprintf(c->control_socket, sizeof(c->control_socket), "/run/knockgw/control.sock");
 	c->max_flows = 65536;
 	c->max_replay = 65536;
@@ -750,6 +751,9 @@ static const struct word on_fail_words[] = {
 static const struct word translate_words[] = {
 	{ "kernel", TRANSLATE_KERNEL }, { "user", TRANSLATE_USER }, { NULL, 0 },
 };
+static const struct word closed_words[] = {
+	{ "kernel", CLOSED_KERNEL }, { "daemon", CLOSED_DAEMON }, { NULL, 0 },
+};
 static const struct word log_words[] = {
 	{ "debug", LOG_DEBUG }, { "info", LOG_INFO }, { "notice", LOG_NOTICE },
 	{ "warning", LOG_WARNING }, { "error", LOG_ERR }, { NULL, 0 },
@@ -858,6 +862,8 @@ static void load_globals(struct loader *ld, const config_setting_t *root)
 		c->log_level = iv;
 	if (get_word(ld, root, &top, "translate", translate_words, &iv) == GOT_OK)
 		c->translate = (enum translate)iv;
+	if (get_word(ld, root, &top, "closed_ports", closed_words, &iv) == GOT_OK)
+		c->closed_ports = (enum closed_ports)iv;
 
 	if (get_string(ld, root, &top, "control_socket", &str, &s) == GOT_OK) {
 		if (strlen(str) >= sizeof(c->control_socket)) {
@@ -1227,8 +1233,8 @@ static void load_knock(struct loader *ld, const config_setting_t *s)
 static void load_root(struct loader *ld, const config_setting_t *root)
 {
 	static const char *const names[] = { "queue", "rules", "log_level", "translate",
-					     "control_socket", "limits", "keys", "protect",
-					     "knock", NULL };
+					     "closed_ports", "control_socket", "limits", "keys",
+					     "protect", "knock", NULL };
 	const config_setting_t *list;
 
 	check_unknown(ld, root, names, NULL);

@@ -14,6 +14,7 @@
  *   rules   = { manage [true]; table ["knockgw"] [A-Za-z0-9_]{1,32}; };
  *   log_level ["info"] debug|info|notice|warning|error;
  *   translate ["kernel"] kernel|user;
+ *   closed_ports ["kernel"] kernel|daemon;
  *   control_socket ["/run/knockgw/control.sock"] absolute path;
  *   limits  = { flows [65536] 64..4194304; replay [65536] 64..4194304;
  *               hold_bytes [4194304] 4096..1073741824;
@@ -53,6 +54,12 @@ enum {
 
 enum on_fail { ON_FAIL_RESET, ON_FAIL_DROP };
 enum translate { TRANSLATE_KERNEL, TRANSLATE_USER };
+/*
+ * Who answers a SYN or FIN/NULL/Xmas probe to a local port nobody listens on:
+ * the kernel, or the daemon, through the same queue and code path as a
+ * refused knock, so that the two cannot be told apart by their timing.
+ */
+enum closed_ports { CLOSED_KERNEL, CLOSED_DAEMON };
 
 /* An address or CIDR prefix; addr is network order, IPv4 in the first 4 bytes. */
 struct prefix {
@@ -114,6 +121,7 @@ struct conf {
 
 	int log_level;			/* syslog LOG_* value */
 	enum translate translate;
+	enum closed_ports closed_ports;
 	char control_socket[108];	/* sizeof(sun_path) */
 
 	uint32_t max_flows;

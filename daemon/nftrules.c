@@ -21,6 +21,12 @@
  *       type filter hook output priority -300; policy accept;
  *       per knock entry:  ip daddr D tcp dport P tcp flags & (syn|ack) == syn  queue
  *     }
+ *     with closed_ports = "daemon" (and a protect entry):
+ *     chain input_closed {  type filter hook input priority 10;
+ *       tcp flags & (ack|rst) == 0  socket transparent 0  accept  (someone listens,
+ *       tcp flags & (ack|rst) == 0  socket transparent 1  accept   or the flow exists)
+ *       tcp flags & (ack|rst) == 0  queue bypass   (a closed port: answered like a
+ *                                                    refused knock) }
  *     with translate = "user" only (the delta rides in the conntrack mark):
  *     chain output {  type filter hook output priority -150;
  *       ip daddr D tcp dport P tcp flags & (syn|ack) != syn  meta mark set ct mark  queue }
@@ -31,6 +37,9 @@
  * Input priority -10: after conntrack (-200) so ct state and mark are known,
  * and before the usual filter chains at 0.  The client's SYN chain runs
  * before conntrack, so the daemon can create the flow's entry first.
+ * input_closed runs at 10, after the usual filter chains: a port another
+ * firewall drops is never answered by us; bypass, since without the daemon
+ * the kernel's own answer is the right one.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -63,6 +72,7 @@
 
 enum {
 	CHAIN_PRIORITY = -10,
+	CLOSED_PRIORITY = 10,
 	RAW_PRIORITY = -300,
 	USER_PRIORITY = -150,
 	MAX_MSGS = 4 * CONF_MAX_PROTECT * (CONF_MAX_ADDRS + 1) + 16,
@@ -76,7 +86,7 @@ enum {
 	CT_STATE_NEW_OR_INVALID = NF_CT_STATE_INVALID_BIT | NF_CT_STATE_BIT(IP_CT_NEW),
 };
 
-enum chain_id { CH_INPUT, CH_OUTPUT_RAW, CH_OUTPUT, CH_PREROUTING, CH_MAX };
+enum chain_id { CH_INPUT, CH_INPUT_CLOSED, CH_OUTPUT_RAW, CH_OUTPUT, CH_PREROUTING, CH_MAX };
 
 static const struct {
 	const char *name;
@@ -84,6 +94,7 @@ static const struct {
 	int priority;
 } chains[CH_MAX] = {
 	[CH_INPUT] = { "input", NF_INET_LOCAL_IN, CHAIN_PRIORITY },
+	[CH_INPUT_CLOSED] = { "input_closed", NF_INET_LOCAL_IN, CLOSED_PRIORITY },
 	[CH_OUTPUT_RAW] = { "output_raw", NF_INET_LOCAL_OUT, RAW_PRIORITY },
 	[CH_OUTPUT] = { "output", NF_INET_LOCAL_OUT, USER_PRIORITY },
 	[CH_PREROUTING] = { "prerouting", NF_INET_PRE_ROUTING, USER_PRIORITY },
@@ -102,6 +113,8 @@ enum rule_kind {
 	RK_CLIENT_OUT,		/* user path: later outgoing packets of such flows */
 	RK_CLIENT_IN,		/* user path: their incoming packets */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
+	RK_CLOSED_SOCKET,	/* closed_ports "daemon": a socket answers (value = transparent) */
+	RK_CLOSED,		/* ... none does: queue, bypass */
 };
 
 struct rule {
@@ -111,6 +124,7 @@ struct rule {
 	const struct prefix *addr;	/* NULL: any local address */
 	bool addr_is_src;		/* match addr as source (incoming client flows) */
 	int entry_line;
+	uint8_t value;			/* RK_CLOSED_SOCKET: the socket's transparent flag */
 };
 
 struct plan {
@@ -184,6 +198,13 @@ static void make_plan(const struct conf *c, struct plan *p)
 		for (size_t a = 0; a < e->naddrs; a++)
 			plan_entry(p, e, &e->addrs[a]);
 	}
+	if (c->closed_ports == CLOSED_DAEMON && c->nprotect > 0) {
+		for (uint8_t t = 0; t <= 1; t++)
+			p->r[p->n++] = (struct rule){ .kind = RK_CLOSED_SOCKET,
+						      .chain = CH_INPUT_CLOSED, .value = t };
+		p->r[p->n++] = (struct rule){ .kind = RK_CLOSED, .chain = CH_INPUT_CLOSED };
+		p->used[CH_INPUT_CLOSED] = true;
+	}
 	for (size_t i = 0; i < c->nknock; i++) {
 		const struct conf_knock *k = &c->knock[i];
 
@@ -209,13 +230,14 @@ static void print_addr(FILE *f, const struct prefix *a, bool src)
 	fputc(' ', f);
 }
 
-static void print_queue(FILE *f, const struct plan *p)
+static void print_queue(FILE *f, const struct plan *p, bool bypass)
 {
+	bypass = bypass || p->bypass;
 	if (p->qtotal > 1)
 		fprintf(f, "queue num %u-%u%s", p->qnum, p->qnum + p->qtotal - 1,
-			p->bypass ? " bypass" : "");
+			bypass ? " bypass" : "");
 	else
-		fprintf(f, "queue num %u%s", p->qnum, p->bypass ? " bypass" : "");
+		fprintf(f, "queue num %u%s", p->qnum, bypass ? " bypass" : "");
 }
 
 static void print_rule(FILE *f, const struct plan *p, const struct rule *r)
@@ -237,6 +259,14 @@ static void print_rule(FILE *f, const struct plan *p, const struct rule *r)
 	case RK_CT_KEEP:
 		fputs("ct state established counter\n", f);
 		return;
+	case RK_CLOSED_SOCKET:
+		fprintf(f, "tcp flags & (ack | rst) == 0x0 socket transparent %u accept\n", r->value);
+		return;
+	case RK_CLOSED:
+		fputs("tcp flags & (ack | rst) == 0x0 counter ", f);
+		print_queue(f, p, true);
+		fputc('\n', f);
+		return;
 	default:
 		break;
 	}
@@ -246,11 +276,11 @@ static void print_rule(FILE *f, const struct plan *p, const struct rule *r)
 	switch (r->kind) {
 	case RK_SYN:
 		fputs("tcp flags & (syn | ack) == syn counter ", f);
-		print_queue(f, p);
+		print_queue(f, p, false);
 		break;
 	case RK_STRAY_QUEUE:
 		fputs("tcp flags & (syn | ack | rst) == 0x0 counter ", f);
-		print_queue(f, p);
+		print_queue(f, p, false);
 		break;
 	case RK_STRAY_DROP:
 		fputs("ct state new,invalid tcp flags & (syn | ack) != syn counter drop", f);
@@ -258,19 +288,19 @@ static void print_rule(FILE *f, const struct plan *p, const struct rule *r)
 	case RK_INTEG:
 		fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction original counter ",
 			KGW_CTMARK_INTEG, KGW_CTMARK_INTEG);
-		print_queue(f, p);
+		print_queue(f, p, false);
 		break;
 	case RK_CLIENT_SYN:
 		fputs("tcp flags & (syn | ack) == syn counter ", f);
-		print_queue(f, p);
+		print_queue(f, p, false);
 		break;
 	case RK_CLIENT_OUT:
 		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);
-		print_queue(f, p);
+		print_queue(f, p, false);
 		break;
 	case RK_CLIENT_IN:
 		fputs("meta mark set ct mark counter ", f);
-		print_queue(f, p);
+		print_queue(f, p, false);
 		break;
 	default:
 		break;
@@ -577,15 +607,17 @@ static void x_counter(struct nftnl_rule *r)
 	nftnl_rule_add_expr(r, nftnl_expr_alloc("counter"));
 }
 
-static void x_queue(struct nftnl_rule *r, const struct plan *p, enum nft_queue_kind kind)
+static void x_queue(struct nftnl_rule *r, const struct plan *p, enum nft_queue_kind kind,
+		    bool bypass)
 {
 	struct nftnl_expr *e;
 
+	bypass = bypass || p->bypass;
 	if (kind == NFT_QUEUE_NATIVE) {
 		e = nftnl_expr_alloc("queue");
 		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_NUM, p->qnum);
 		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_TOTAL, p->qtotal);
-		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_FLAGS, p->bypass ? NFT_QUEUE_FLAG_BYPASS : 0);
+		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_FLAGS, bypass ? NFT_QUEUE_FLAG_BYPASS : 0);
 	} else {
 		/* libnftnl owns (frees) the info blob; xtables blobs are host order. */
 		struct xt_NFQ_info_v3 *info = calloc(1, XT_ALIGN(sizeof(*info)));
@@ -594,7 +626,7 @@ static void x_queue(struct nftnl_rule *r, const struct plan *p, enum nft_queue_k
 		if (info) {
 			info->queuenum = p->qnum;
 			info->queues_total = p->qtotal;
-			info->flags = p->bypass ? NFQ_FLAG_BYPASS : 0;
+			info->flags = bypass ? NFQ_FLAG_BYPASS : 0;
 		}
 		nftnl_expr_set_str(e, NFTNL_EXPR_TG_NAME, "NFQUEUE");
 		nftnl_expr_set_u32(e, NFTNL_EXPR_TG_REV, 3);
@@ -623,13 +655,30 @@ static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src)
 	x_cmp(r, NFT_CMP_EQ, want, len);
 }
 
-static void x_tcp_port(struct nftnl_rule *r, uint16_t port, bool src)
+static void x_l4_tcp(struct nftnl_rule *r)
 {
 	uint8_t tcp = IPPROTO_TCP;
-	uint16_t be = htons(port);
 
 	x_meta(r, NFT_META_L4PROTO);
 	x_cmp(r, NFT_CMP_EQ, &tcp, 1);
+}
+
+/* socket transparent == value: no match at all when no socket is found. */
+static void x_socket_transparent(struct nftnl_rule *r, uint8_t value)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("socket");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_SOCKET_KEY, NFT_SOCKET_TRANSPARENT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_SOCKET_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	x_cmp(r, NFT_CMP_EQ, &value, 1);
+}
+
+static void x_tcp_port(struct nftnl_rule *r, uint16_t port, bool src)
+{
+	uint16_t be = htons(port);
+
+	x_l4_tcp(r);
 	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, src ? 0 : TCP_DPORT_OFF, 2);
 	x_cmp(r, NFT_CMP_EQ, &be, 2);
 }
@@ -680,6 +729,18 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 		x_masked_eq32(r, NF_CT_STATE_BIT(IP_CT_ESTABLISHED), 0, NFT_CMP_NEQ);
 		x_counter(r);
 		return;
+	case RK_CLOSED_SOCKET:
+		x_l4_tcp(r);
+		x_tcp_flags(r, TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
+		x_socket_transparent(r, ru->value);
+		x_verdict(r, NF_ACCEPT);
+		return;
+	case RK_CLOSED:
+		x_l4_tcp(r);
+		x_tcp_flags(r, TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
+		x_counter(r);
+		x_queue(r, p, kind, true);
+		return;
 	default:
 		break;
 	}
@@ -690,12 +751,12 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 	case RK_SYN:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
 		x_counter(r);
-		x_queue(r, p, kind);
+		x_queue(r, p, kind, false);
 		break;
 	case RK_STRAY_QUEUE:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
 		x_counter(r);
-		x_queue(r, p, kind);
+		x_queue(r, p, kind, false);
 		break;
 	case RK_STRAY_DROP:
 		x_ct(r, NFT_CT_STATE);
@@ -710,12 +771,12 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 		x_ct(r, NFT_CT_DIRECTION);
 		x_cmp(r, NFT_CMP_EQ, &dir_original, 1);
 		x_counter(r);
-		x_queue(r, p, kind);
+		x_queue(r, p, kind, false);
 		break;
 	case RK_CLIENT_SYN:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
 		x_counter(r);
-		x_queue(r, p, kind);
+		x_queue(r, p, kind, false);
 		break;
 	case RK_CLIENT_OUT:
 	case RK_CLIENT_IN:
@@ -726,7 +787,7 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 		x_ct(r, NFT_CT_MARK);
 		x_meta_set(r, NFT_META_MARK);
 		x_counter(r);
-		x_queue(r, p, kind);
+		x_queue(r, p, kind, false);
 		break;
 	default:
 		break;
@@ -754,6 +815,10 @@ static const char *kind_name(enum rule_kind k)
 		return "client translation rule";
 	case RK_CT_KEEP:
 		return "conntrack keeper rule";
+	case RK_CLOSED_SOCKET:
+		return "closed_ports listener rule (closed_ports \"daemon\"; needs nft_socket)";
+	case RK_CLOSED:
+		return "closed_ports rule";
 	}
 	return "rule";
 }

@@ -449,6 +449,14 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	}
 	pi = find_protect(s->conf, &v, p->data);
 	if (pi < 0) {
+		if (s->conf->closed_ports == CLOSED_DAEMON && !(v.flags & (TCP_ACK | TCP_RST))) {
+			/* closed_ports "daemon": nobody listens on this port; the
+			 * same drop and RST as a refused knock. */
+			s->cnt.c[SC_closed]++;
+			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+			send_closed_rst(s, p, &v);
+			return;
+		}
 		s->cnt.c[SC_no_entry]++;
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 		return;

@@ -5,8 +5,9 @@
  * A struct server belongs to one queue thread: its pending-integrity table,
  * counters and rate limit are its own; only the replay table is shared (it
  * has its own lock).  Packets reach it only because the rules queued them:
- * new SYNs to protected ports, and segments of flows whose conntrack entry
- * carries KGW_CTMARK_INTEG (see marks.h, nftrules.c).
+ * new SYNs to protected ports, segments of flows whose conntrack entry
+ * carries KGW_CTMARK_INTEG (see marks.h, nftrules.c), and with closed_ports
+ * "daemon" SYNs and FIN/NULL/Xmas probes to ports nobody listens on.
  */
 #ifndef KNOCKGW_SERVER_H
 #define KNOCKGW_SERVER_H
@@ -32,6 +33,7 @@
 	X(rst_send_error, "closed-port RSTs that could not be sent")                 \
 	X(replay_refused, "valid knocks replayed from another source")               \
 	X(replay_full, "knocks refused because the replay table was full")          \
+	X(closed, "probes of closed ports answered (closed_ports \"daemon\")")         \
 	X(no_entry, "queued packets matching no protect entry")                      \
 	X(integ_ok, "integrity flows verified and released")                         \
 	X(integ_fail, "integrity flows whose first bytes did not match")             \

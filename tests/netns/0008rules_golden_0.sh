@@ -10,6 +10,7 @@ make_topology
 cat >"$TMP/rules.conf" <<EOC
 queue = { num = 5; count = 2; };
 translate = "user";
+closed_ports = "daemon";
 control_socket = "$TMP/ctl.sock";
 keys = ( { name = "legacy"; secret = "Magic secret string"; } );
 protect = (

@@ -441,6 +441,7 @@ struct scenario {
 	bool no_sk;
 	uint32_t max_flows, hold_flow_bytes, hold_bytes;	/* 0: defaults */
 	size_t replay_max;					/* 0: 1024 */
+	bool closed_daemon;					/* closed_ports "daemon" */
 	struct step s[MAX_STEPS];
 	struct count cnt[MAX_CNT];
 	enum pkt_drop drop;
@@ -525,6 +526,18 @@ static const struct scenario scenarios[] = {
 	{ "an address-limited entry, IPv6", E_ADDR, V6, true,
 	  .s = { SYN("1D", .who = OTHER_DST), SYN("2A") },
 	  .cnt = { C(no_entry, 1), C(syn_accepted, 1) } },
+	/* closed_ports "daemon": SYNs and strays nobody listens for get the RST */
+	{ "closed port SYN, daemon answers", E_ADDR, V4, true, .closed_daemon = true,
+	  .s = { SYN("1D", .who = OTHER_PORT, .answers = 1), SYN("2D", .who = OTHER_DST, .answers = 1),
+		 SYN("3A") },
+	  .cnt = { C(closed, 2), C(rst_sent, 2), C(syn_accepted, 1) } },
+	{ "closed port FIN/NULL v6, daemon answers", E_KNOCK, V6, false, .closed_daemon = true,
+	  .s = { STRAY(FIN, "1D", .who = OTHER_PORT, .answers = 1),
+		 STRAY(0, "2D", .who = OTHER_PORT, .answers = 1) },
+	  .cnt = { C(closed, 2), C(rst_sent, 2) } },
+	{ "closed port, ACK or RST: never answered", E_KNOCK, V4, true, .closed_daemon = true,
+	  .s = { BARE(ACK, "1D", .who = OTHER_PORT), BARE(TCP_RST, "2D", .who = OTHER_PORT) },
+	  .cnt = { C(no_entry, 2) } },
 	/* 27-30: malformed: dropped and counted by reason */
 	{ "short", E_KNOCK, V4, false, .s = { BAD(BAD_SHORT) }, .drop = PKT_SHORT },
 	{ "data offset 4", E_KNOCK, V6, false, .s = { BAD(BAD_DOFF) }, .drop = PKT_BAD_DOFF },
@@ -975,6 +988,7 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 		conf.hold_flow_bytes = sc->hold_flow_bytes;
 	if (sc->hold_bytes)
 		conf.hold_bytes = sc->hold_bytes;
+	conf.closed_ports = sc->closed_daemon ? CLOSED_DAEMON : CLOSED_KERNEL;
 	if (replay_init(&r.replay, sc->replay_max ? sc->replay_max : 1024) < 0 ||
 	    server_init(&r.s, &conf, &r.replay, sc->no_sk ? NULL : FAKE_SK, FAKE_RS, 1) < 0) {
 		CHECK(0, "scenario %u: init", no);

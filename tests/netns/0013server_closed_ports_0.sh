@@ -1,0 +1,107 @@
+#!/bin/sh
+# Server role with closed_ports = "daemon": SYNs and FIN/NULL/Xmas probes to
+# ports nobody listens on are answered by the daemon, with the RST the kernel
+# would send (field for field, compared with the kernel's own answer taken
+# before the daemon started), through the same path as a refused knock.
+# Listening ports, valid knocks and established flows are not touched; a
+# port another firewall drops stays silent; without the daemon the kernel
+# answers again.
+. "$(dirname "$0")/lib.sh"
+
+make_topology
+quiet_client_rsts
+start_sshd
+# An unprotected service on 8080 (must stay open), nothing on 23 and 24.
+# One dual-stack socket ([::], IPv4 mapped): the socket lookup finds it for both.
+in_s socat TCP6-LISTEN:8080,fork,reuseaddr,ipv6only=0 EXEC:/bin/cat >/dev/null 2>&1 &
+PIDS="$PIDS $!"
+wait_for 10 in_s sh -c "ss -ltn | grep -q ':8080 '"
+
+K=$(key_file k)
+cat >"$TMP/knockgw.conf" <<EOC
+closed_ports = "daemon";
+keys = ( { name = "k"; file = "$K"; } );
+protect = ( { port = 22; mode = "native"; keys = [ "k" ]; } );
+EOC
+
+SPORT=40100
+probe() { # OUTFILE SRC DST DPORT SEQ [prober args...]
+	p_out=$1 p_src=$2 p_dst=$3 p_dport=$4 p_seq=$5
+	shift 5
+	SPORT=$((SPORT + 1))
+	in_c $PROBER probe --iface vc --src "$p_src" --dst "$p_dst" --sport $SPORT \
+		--dport "$p_dport" --seq "0x$p_seq" "$@" >"$TMP/$p_out.json"
+}
+flags_of() { json "$TMP/$1.json" "(j['answer'] or {}).get('flagstr')"; }
+same() { python3 "$TOP/tests/netns/rstcmp.py" "$TMP/$1.json" "$TMP/$2.json"; }
+
+# The kernel's own answers, before knockgw: the reference.
+for fam in 4 6; do
+	if [ $fam = 4 ]; then src=$C4 dst=$S4; else src=$C6 dst=$S6; fi
+	probe k-syn-$fam $src $dst 23 11111111 --tsval 4242
+	probe k-tos-$fam $src $dst 23 11111111 --no-ts --tos 0x2a
+done
+check "without knockgw the closed port answers RST+ACK" [ "$(flags_of k-syn-4)" = RA ]
+
+start_knockgw "$NS_S" "$TMP/knockgw.conf"
+check "the table has the input_closed chain" \
+	sh -c "ip netns exec $NS_S nft list chain inet knockgw input_closed >/dev/null 2>&1"
+
+for fam in 4 6; do
+	if [ $fam = 4 ]; then src=$C4 dst=$S4; else src=$C6 dst=$S6; fi
+	before=$(counter closed)
+	probe d-syn-$fam $src $dst 23 11111111 --tsval 4242
+	check "IPv$fam: closed port answered by the daemon (counted)" \
+		[ "$(counter closed)" -gt "$before" ]
+	check "IPv$fam: the daemon's closed-port RST is the kernel's, field for field" \
+		same d-syn-$fam k-syn-$fam
+	probe d-tos-$fam $src $dst 23 11111111 --no-ts --tos 0x2a
+	check "IPv$fam: TOS 0x2a, no timestamp: likewise" same d-tos-$fam k-tos-$fam
+	probe d-bad-$fam $src $dst 22 11111111 --tsval 4242
+	check "IPv$fam: a refused knock gets the same RST as the closed port" \
+		same d-bad-$fam d-syn-$fam
+	probe d-ok-$fam $src $dst 22 "$("$KC" isn --mode native --key-file "$K" --dst $dst --port 22 \
+		--tsval 4242)" --tsval 4242
+	check "IPv$fam: a valid knock still reaches sshd (SYN-ACK)" [ "$(flags_of d-ok-$fam)" = SA ]
+	probe d-open-$fam $src $dst 8080 11111111 --tsval 4242
+	check "IPv$fam: the unprotected listener on 8080 still answers SYN-ACK" \
+		[ "$(flags_of d-open-$fam)" = SA ]
+done
+
+state() { awk -v p="$2/tcp" '$1 == p { print $2 }' "$1"; }
+for scan in sS sF sN sX; do
+	out=$TMP/nmap-$scan.txt
+	in_c timeout 60 nmap -Pn -n -$scan --max-retries 1 -p 22,23,8080 $S4 >"$out" 2>&1 || true
+	if [ -n "$(state "$out" 22)" ] && [ "$(state "$out" 22)" = "$(state "$out" 23)" ]; then
+		ok "nmap -$scan: 22 and 23 both '$(state "$out" 23)'"
+	else
+		not_ok "nmap -$scan: 22 is '$(state "$out" 22)', 23 is '$(state "$out" 23)'"
+		cat "$out"
+	fi
+done
+check "nmap -sS: 8080 open" grep -q '^8080/tcp *open' "$TMP/nmap-sS.txt"
+
+# An established flow to the unprotected service is untouched.
+out=$(printf 'hello\n' | in_c timeout 10 socat -t 2 - TCP:$S4:8080 2>&1)
+check "a connection to 8080 carries data" [ "$out" = hello ]
+
+# Another firewall in the namespace drops port 24 at priority 0: it stays
+# silent (our closed-port chain runs after it), and the daemon never sees it.
+in_s nft -f - <<EOF
+table inet adminfw {
+	chain input { type filter hook input priority 0; policy accept; tcp dport 24 drop; }
+}
+EOF
+before=$(counter closed)
+probe fw $C4 $S4 24 11111111 --timeout 1
+check "a port another firewall drops gets no answer" [ "$(flags_of fw)" = None ]
+check "... and never reaches the daemon" [ "$(counter closed)" = "$before" ]
+in_s nft delete table inet adminfw
+
+kill "$KGW_PID"
+wait_for 5 sh -c "! kill -0 $KGW_PID"
+check "SIGTERM: the table is deleted" \
+	sh -c "! ip netns exec $NS_S nft list table inet knockgw >/dev/null 2>&1"
+probe after $C4 $S4 23 11111111 --tsval 4242
+check "without the daemon the kernel answers the closed port again" same after k-syn-4
+finish
