@@ -391,6 +391,8 @@ fi
 
 # The server daemon for the other phases: default queue settings.
 server_conf "$TMP/s.conf" kgwb_s 10 1 4096 reset 5201 7001 8001
+{ cat "$TMP/s.conf"; echo 'closed_ports = "daemon";'; } >"$TMP/sd.conf"
+sed -i "s|$TMP/s.conf.sock|$TMP/sd.conf.sock|" "$TMP/sd.conf"
 client_conf "$TMP/ck.conf" kernel 8001
 
 # --- flood -----------------------------------------------------------------
@@ -439,7 +441,8 @@ fi
 
 # --- latency ---------------------------------------------------------------
 if phase latency; then
-	echo "== latency: SYN -> answer on the wire, $REPS rounds of 4 x 100 probes, then 2 x 300 connect()s"
+	echo "== latency: SYN -> answer on the wire, $REPS rounds of 4 x 100 probes, $REPS rounds of 2 x 100"
+	echo "   with closed_ports = \"daemon\", then 2 x 300 connect()s"
 	start_kgw s "$NS_S" "$TMP/s.conf"
 	for round in $(seq "$REPS"); do
 		: >"$TMP/probes"
@@ -455,6 +458,24 @@ if phase latency; then
 		in_c "$BB/synprobe" rtt --src $C4 --dst $S4 --list "$TMP/probes" --sport-base 30000 \
 			--gap-us 300 --timeout-ms 1000 >"$TMP/rtt-$round.out"
 	done
+	# The same bad knock / closed port pair with closed_ports = "daemon":
+	# closed ports answered by the daemon through the refused knock's path.
+	stop_pid "$PID_s"
+	start_kgw s "$NS_S" "$TMP/sd.conf"
+	for round in $(seq "$REPS"); do
+		: >"$TMP/probes"
+		for i in $(seq 100); do
+			ts=$((round * 1000000 + i * 104729))
+			{
+				echo "bad 8001 $(rand32) $ts"
+				echo "closed 7002 $(rand32) $ts"
+			} >>"$TMP/probes"
+		done
+		in_c "$BB/synprobe" rtt --src $C4 --dst $S4 --list "$TMP/probes" --sport-base 30000 \
+			--gap-us 300 --timeout-ms 1000 >"$TMP/rttd-$round.out"
+	done
+	stop_pid "$PID_s"
+	start_kgw s "$NS_S" "$TMP/s.conf"
 	# connect() as an application sees it: knocked through both roles vs plain.
 	start_kgw ck "$NS_C" "$TMP/ck.conf"
 	: >"$TMP/conns"
