@@ -959,12 +959,15 @@ static void load_key(struct loader *ld, config_setting_t *s, struct conf_key *k,
 	if (fs) {
 		if (get_string(ld, s, &sc, "file", &str, &fs) != GOT_OK)
 			return;
-		if (resolve_path(k->file, setting_file(ld, fs), str) < 0) {
+		/* Resolved relative to the config's directory; needed only here. */
+		char file[PATH_MAX];
+
+		if (resolve_path(file, setting_file(ld, fs), str) < 0) {
 			lerr(ld, fs, "key file path \"%s\" is too long", str);
 			return;
 		}
 		k->from_file = true;
-		if (keyfile_read(k->file, raw, &len, why, sizeof(why)) < 0) {
+		if (keyfile_read(file, raw, &len, why, sizeof(why)) < 0) {
 			lerr(ld, fs, "%s", why);
 			return;
 		}

@@ -72,7 +72,6 @@ struct conf_key {
 	char name[CONF_NAME_MAX];
 	int line;
 	bool from_file;		/* file = ...; otherwise secret = "..." */
-	char file[PATH_MAX];	/* as resolved (relative to the config's directory) */
 	size_t len;		/* raw key length; the bytes are in conf.keyring */
 	bool broken;		/* conf_load already reported it; conf_validate skips it */
 };
