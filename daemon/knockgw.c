@@ -273,6 +273,7 @@ static void sum_counters(struct knockgw *kg, struct totals *t)
 		t->q.nl_errors += s->nl_errors;
 		t->q.bad_msgs += s->bad_msgs;
 		t->q.send_errors += s->send_errors;
+		t->q.large_verdicts += s->large_verdicts;
 	}
 }
 
@@ -288,10 +289,11 @@ static void log_counters(struct knockgw *kg)
 
 	sum_counters(kg, &t);
 	log_info("counters: queued=%llu verdicts=%llu enobufs=%llu nl_errors=%llu bad_msgs=%llu "
-		 "send_errors=%llu",
+		 "send_errors=%llu large_verdicts=%llu",
 		 (unsigned long long)t.q.received, (unsigned long long)t.q.verdicts,
 		 (unsigned long long)t.q.enobufs, (unsigned long long)t.q.nl_errors,
-		 (unsigned long long)t.q.bad_msgs, (unsigned long long)t.q.send_errors);
+		 (unsigned long long)t.q.bad_msgs, (unsigned long long)t.q.send_errors,
+		 (unsigned long long)t.q.large_verdicts);
 	for (int k = 0; k < SC_MAX; k++)
 		log_info("counter %s=%llu", server_counter_name((enum server_counter)k),
 			 (unsigned long long)t.srv.c[k]);

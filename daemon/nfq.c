@@ -31,6 +31,7 @@ enum {
 	SEND_BUF_BYTES = 256 << 10,
 	SNDBUF_BYTES = 1 << 20,		/* > SEND_BUF_BYTES: netlink refuses bigger sends */
 	VERDICT_MSG_BYTES = 128,	/* one verdict without a packet */
+	PKT_REF_MIN = 4096,		/* from this size a packet verdict is not copied */
 	CFG_BUF_BYTES = 8192,		/* one config message and its ACK */
 };
 
@@ -232,6 +233,50 @@ void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v
 static void build_pending(struct nfqueue *q);
 static struct nlmsghdr *tx_room(struct nfqueue *q, size_t need, int type);
 
+static int tx_send(struct nfqueue *q, size_t len);
+
+/*
+ * A large packet (GSO, up to 64 KB, on the client's user path) is not
+ * copied into the send buffer: what is batched goes first, then the
+ * packet's verdict in one sendmsg() whose iovec points at the caller's
+ * bytes.  That saves a copy of the whole packet per packet; the extra
+ * system call is small beside the kernel's own copies of such a packet.
+ */
+static void send_with_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
+			  const uint8_t *pkt, size_t len, uint32_t mark)
+{
+	static const uint8_t zeros[NLA_ALIGNTO];
+	char hdr[VERDICT_MSG_BYTES + NLA_HDRLEN];
+	struct sockaddr_nl snl = { .nl_family = AF_NETLINK };
+	struct nlmsghdr *nlh;
+	struct nlattr *a;
+	struct iovec iov[3];
+	struct msghdr msg = { .msg_name = &snl, .msg_namelen = sizeof(snl), .msg_iov = iov,
+			      .msg_iovlen = 3 };
+	size_t head, pad = NLA_ALIGN(NLA_HDRLEN + len) - (NLA_HDRLEN + len);
+
+	tx_send(q, q->txoff);
+	q->txoff = 0;
+	nlh = nfq_nlmsg_put(hdr, NFQNL_MSG_VERDICT, q->num);
+	nfq_nlmsg_verdict_put(nlh, (int)id, (int)v);
+	nfq_nlmsg_verdict_put_mark(nlh, mark);
+	/* The NFQA_PAYLOAD attribute's header here, its bytes in iov[1]. */
+	head = NLMSG_ALIGN(nlh->nlmsg_len);
+	a = (struct nlattr *)(hdr + head);
+	a->nla_type = NFQA_PAYLOAD;
+	a->nla_len = (uint16_t)(NLA_HDRLEN + len);
+	head += NLA_HDRLEN;
+	nlh->nlmsg_len = (uint32_t)(head + len + pad);
+	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = head };
+	iov[1] = (struct iovec){ .iov_base = (void *)(uintptr_t)pkt, .iov_len = len };
+	iov[2] = (struct iovec){ .iov_base = (void *)(uintptr_t)zeros, .iov_len = pad };
+	if (sendmsg(mnl_socket_get_fd(q->nl), &msg, 0) < 0)
+		q->st.send_errors++;
+	q->st.verdicts++;
+	q->st.large_verdicts++;
+	q->last_id = id;
+}
+
 void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
 			 const uint8_t *pkt, size_t len, uint32_t mark)
 {
@@ -245,10 +290,14 @@ void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
 	}
 	/*
 	 * Verdicts go out in the order given: what is pending is built first.
-	 * The packet is copied once, straight into the message that carries
-	 * it, so the caller may reuse its buffer at once.
+	 * A small packet is copied once, straight into the message that
+	 * carries it, and goes out with the batch.
 	 */
 	build_pending(q);
+	if (len >= PKT_REF_MIN) {
+		send_with_pkt(q, id, v, pkt, len, mark);
+		return;
+	}
 	nlh = tx_room(q, VERDICT_MSG_BYTES + len, NFQNL_MSG_VERDICT);
 	nfq_nlmsg_verdict_put(nlh, (int)id, (int)v);
 	nfq_nlmsg_verdict_put_mark(nlh, mark);

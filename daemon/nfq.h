@@ -49,6 +49,7 @@ struct nfqueue_packet {
 
 struct nfqueue_stats {
 	uint64_t received, verdicts, enobufs, nl_errors, bad_msgs, send_errors;
+	uint64_t large_verdicts;	/* packet verdicts sent without a copy */
 };
 
 struct nfqueue;

@@ -68,4 +68,9 @@ if [ "$PATH_KIND" = kernel ]; then
 	check "kernel path: the client queued nothing but SYNs" \
 		[ "$(qcounter queued "$NS_C" "$CLI_PID")" -le 10 ]
 fi
+if [ "$PATH_KIND" = user ]; then
+	# GSO packets of the bulk transfers came whole and went back uncopied.
+	check "user path: large packets were translated (verdicts without a copy)" \
+		[ "$(qcounter large_verdicts "$NS_C" "$CLI_PID")" -gt 0 ]
+fi
 finish
