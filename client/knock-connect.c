@@ -819,38 +819,43 @@ static bool dest_set(struct dest *d, const struct addrinfo *ai)
 	return true;
 }
 
-static int cmd_connect(int argc, char **argv)
-{
-	static char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)] = DEFAULT_SOCKET;
-	static uint8_t head[INTEG_MAX_LEN];
-	const char *conf_path = NULL, *sock_path = NULL;
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_protocol = IPPROTO_TCP };
-	struct addrinfo *res = NULL, *ai;
-	struct dest d = { 0 };
-	uint64_t wait = DEFAULT_WAIT;
-	size_t have = 0;
-	bool any_knock = false;
-	int ch, r, ret = KC_ERROR;
+/* What `knock-connect [-c FILE] [-s SOCKET] [-w SECONDS] HOST PORT` asks for. */
+struct connect_args {
+	const char *conf_path;	/* -c, or NULL: the default, which may be absent */
+	const char *sock_path;	/* -s, or NULL: from the configuration */
+	const char *host, *port;
+	uint64_t wait;		/* -w, 1..MAX_WAIT seconds */
+};
 
+enum { PARSE_RUN = 0, PARSE_HELP = -1 };
+
+/*
+ * The command line alone, nothing looked up or opened: PARSE_RUN, PARSE_HELP
+ * (usage printed on stdout) or KC_USAGE (said why on stderr).
+ */
+static int connect_parse_args(int argc, char **argv, struct connect_args *a)
+{
+	int ch;
+
+	*a = (struct connect_args){ .wait = DEFAULT_WAIT };
 	optind = 1;
 	while ((ch = getopt(argc, argv, "+c:s:w:h")) != -1) {
 		switch (ch) {
 		case 'c':
-			conf_path = optarg;
+			a->conf_path = optarg;
 			break;
 		case 's':
-			sock_path = optarg;
+			a->sock_path = optarg;
 			break;
 		case 'w':
-			if (parse_number(optarg, MAX_WAIT, &wait) < 0 || wait == 0) {
+			if (parse_number(optarg, MAX_WAIT, &a->wait) < 0 || a->wait == 0) {
 				fprintf(stderr, "knock-connect: -w takes 1..%d seconds\n", MAX_WAIT);
 				return KC_USAGE;
 			}
 			break;
 		case 'h':
 			usage(stdout);
-			return KC_OK;
+			return PARSE_HELP;
 		default:
 			usage(stderr);
 			return KC_USAGE;
@@ -860,19 +865,41 @@ static int cmd_connect(int argc, char **argv)
 		usage(stderr);
 		return KC_USAGE;
 	}
-	d.host = argv[optind];
-	d.port = argv[optind + 1];
-	d.wait_ms = (int)wait * 1000;
+	a->host = argv[optind];
+	a->port = argv[optind + 1];
+	if (a->sock_path && (a->sock_path[0] != '/' ||
+			     strlen(a->sock_path) >= sizeof(((struct sockaddr_un *)0)->sun_path))) {
+		fprintf(stderr, "knock-connect: -s needs an absolute path shorter than %zu bytes\n",
+			sizeof(((struct sockaddr_un *)0)->sun_path));
+		return KC_USAGE;
+	}
+	return PARSE_RUN;
+}
 
-	if (sock_path) {
-		if (sock_path[0] != '/' || strlen(sock_path) >= sizeof(ctl_path)) {
-			fprintf(stderr, "knock-connect: -s needs an absolute path shorter than %zu "
-				"bytes\n", sizeof(ctl_path));
-			return KC_USAGE;
-		}
-		snprintf(ctl_path, sizeof(ctl_path), "%s", sock_path);
-	} else if (socket_from_conf(conf_path ? conf_path : DEFAULT_CONF, conf_path != NULL,
-				    ctl_path, sizeof(ctl_path)) < 0) {
+static int cmd_connect(int argc, char **argv)
+{
+	static char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)] = DEFAULT_SOCKET;
+	static uint8_t head[INTEG_MAX_LEN];
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_protocol = IPPROTO_TCP };
+	struct addrinfo *res = NULL, *ai;
+	struct connect_args args;
+	struct dest d = { 0 };
+	size_t have = 0;
+	bool any_knock = false;
+	int r, ret = KC_ERROR;
+
+	r = connect_parse_args(argc, argv, &args);
+	if (r != PARSE_RUN)
+		return r == PARSE_HELP ? KC_OK : r;
+	d.host = args.host;
+	d.port = args.port;
+	d.wait_ms = (int)args.wait * 1000;
+
+	if (args.sock_path) {
+		snprintf(ctl_path, sizeof(ctl_path), "%s", args.sock_path);
+	} else if (socket_from_conf(args.conf_path ? args.conf_path : DEFAULT_CONF,
+				    args.conf_path != NULL, ctl_path, sizeof(ctl_path)) < 0) {
 		return KC_ERROR;
 	}
 	d.ctl_path = ctl_path;

@@ -23,10 +23,15 @@
  *   3  key_decode_base64() (daemon/keys.c, which --key-file and the daemon
  *      both use): accepted text is exactly one standard base64 encoding of
  *      1..KG_KEY_MAX bytes, with surrounding white space only.
+ *   4  connect_parse_args(): `knock-connect ARGS...` as NUL-separated
+ *      arguments (cmd_connect()'s command line; the address lookup and the
+ *      connection that follow are the namespace tests' job).  The result is
+ *      run, help or usage; run means exactly two operands, a wait in
+ *      1..MAX_WAIT, and a -s path that is absolute and fits sun_path.
  *
- * cmd_connect() itself is not fuzzed: its option loop, the address lookup
- * (getaddrinfo: DNS) and the connection are one function.  Split out as
- * connect_parse_args(argc, argv, struct connect_args *) it could be.
+ * Parts 0-3 are chosen by the first byte modulo 4, as before part 4 was
+ * added (the corpus and regress inputs keep their meaning); a first byte
+ * that is 4 modulo 8 chooses part 4.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* memfd_create */
@@ -343,10 +348,49 @@ static void fuzz_key_text(const uint8_t *data, size_t size)
 	free(text);
 }
 
+/* ------------------------------------------------------------------ 4 */
+
+static void fuzz_connect_args(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size + 1), *argv[MAX_ARGS + 2];
+	struct connect_args a;
+	int argc = 0, r, operands = 0;
+
+	REQUIRE(buf != NULL);
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	argv[argc++] = "knock-connect";
+	for (char *p = buf; p < buf + size && argc <= MAX_ARGS; p += strlen(p) + 1)
+		argv[argc++] = p;
+	argv[argc] = NULL;
+	/* Operands as getopt with "+" sees them: from the first non-option on. */
+	optind = 0;
+	{
+		char *none[] = { "knock-connect", NULL };
+
+		getopt(1, none, "");
+	}
+	r = connect_parse_args(argc, argv, &a);
+	REQUIRE(r == PARSE_RUN || r == PARSE_HELP || r == KC_USAGE);
+	if (r == PARSE_RUN) {
+		operands = argc - optind;
+		REQUIRE(operands == 2);
+		REQUIRE(a.host == argv[optind] && a.port == argv[optind + 1]);
+		REQUIRE(a.wait >= 1 && a.wait <= MAX_WAIT);
+		if (a.sock_path)
+			REQUIRE(a.sock_path[0] == '/' && strlen(a.sock_path) < SUN_PATH_LEN);
+	}
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1 || size > INPUT_MAX)
 		return 0;
+	if (data[0] % 8 == 4) {
+		fuzz_connect_args(data + 1, size - 1);
+		return 0;
+	}
 	switch (data[0] % 4) {
 	case 0:
 		fuzz_number(data + 1, size - 1);
