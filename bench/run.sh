@@ -443,37 +443,35 @@ fi
 if phase latency; then
 	echo "== latency: SYN -> answer on the wire, $REPS rounds of 4 x 100 probes, $REPS rounds of 2 x 100"
 	echo "   with closed_ports = \"daemon\", then 2 x 300 connect()s"
-	start_kgw s "$NS_S" "$TMP/s.conf"
-	for round in $(seq "$REPS"); do
-		: >"$TMP/probes"
-		for i in $(seq 100); do
-			ts=$((round * 1000000 + i * 104729))
-			{
-				echo "knock 8001 0x$(knock_isn 8001 $ts) $ts"
-				echo "plain 8002 $(rand32) $ts"
-				echo "bad 8001 $(rand32) $ts"
-				echo "closed 7002 $(rand32) $ts"
-			} >>"$TMP/probes"
+	# rtt_rounds OUT KIND...: REPS rounds of 100 interleaved probes of each
+	# kind (knock, plain, bad, closed), answer times into $TMP/OUT-ROUND.out.
+	rtt_rounds() {
+		r_out=$1
+		shift
+		for round in $(seq "$REPS"); do
+			: >"$TMP/probes"
+			for i in $(seq 100); do
+				ts=$((round * 1000000 + i * 104729))
+				for kind in "$@"; do
+					case $kind in
+					knock) echo "knock 8001 0x$(knock_isn 8001 $ts) $ts" ;;
+					plain) echo "plain 8002 $(rand32) $ts" ;;
+					bad) echo "bad 8001 $(rand32) $ts" ;;
+					closed) echo "closed 7002 $(rand32) $ts" ;;
+					esac
+				done >>"$TMP/probes"
+			done
+			in_c "$BB/synprobe" rtt --src $C4 --dst $S4 --list "$TMP/probes" \
+				--sport-base 30000 --gap-us 300 --timeout-ms 1000 >"$TMP/$r_out-$round.out"
 		done
-		in_c "$BB/synprobe" rtt --src $C4 --dst $S4 --list "$TMP/probes" --sport-base 30000 \
-			--gap-us 300 --timeout-ms 1000 >"$TMP/rtt-$round.out"
-	done
+	}
+	start_kgw s "$NS_S" "$TMP/s.conf"
+	rtt_rounds rtt knock plain bad closed
 	# The same bad knock / closed port pair with closed_ports = "daemon":
 	# closed ports answered by the daemon through the refused knock's path.
 	stop_pid "$PID_s"
 	start_kgw s "$NS_S" "$TMP/sd.conf"
-	for round in $(seq "$REPS"); do
-		: >"$TMP/probes"
-		for i in $(seq 100); do
-			ts=$((round * 1000000 + i * 104729))
-			{
-				echo "bad 8001 $(rand32) $ts"
-				echo "closed 7002 $(rand32) $ts"
-			} >>"$TMP/probes"
-		done
-		in_c "$BB/synprobe" rtt --src $C4 --dst $S4 --list "$TMP/probes" --sport-base 30000 \
-			--gap-us 300 --timeout-ms 1000 >"$TMP/rttd-$round.out"
-	done
+	rtt_rounds rttd bad closed
 	stop_pid "$PID_s"
 	start_kgw s "$NS_S" "$TMP/s.conf"
 	# connect() as an application sees it: knocked through both roles vs plain.

@@ -38,15 +38,6 @@ isn() { # MODE KEYARG DST PORT TSVAL
 		"$KC" isn --mode native --key-file "$2" --dst "$3" --port "$4" --tsval "$5"
 	fi
 }
-SPORT=40100
-probe() { # OUTFILE SRC DST DPORT SEQ [prober args...]
-	p_out=$1 p_src=$2 p_dst=$3 p_dport=$4 p_seq=$5
-	shift 5
-	SPORT=$((SPORT + 1))
-	in_c $PROBER probe --iface vc --src "$p_src" --dst "$p_dst" --sport $SPORT \
-		--dport "$p_dport" --seq "0x$p_seq" "$@" >"$TMP/$p_out.json"
-}
-flags_of() { json "$TMP/$1.json" "(j['answer'] or {}).get('flagstr')"; }
 # like_closed NAME SRC DST DPORT SEQ [args]: the answer to this segment is the
 # one port 23 (closed) gives to the same segment, field for field.
 like_closed() {

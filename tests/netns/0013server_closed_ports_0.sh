@@ -24,15 +24,6 @@ keys = ( { name = "k"; file = "$K"; } );
 protect = ( { port = 22; mode = "native"; keys = [ "k" ]; } );
 EOC
 
-SPORT=40100
-probe() { # OUTFILE SRC DST DPORT SEQ [prober args...]
-	p_out=$1 p_src=$2 p_dst=$3 p_dport=$4 p_seq=$5
-	shift 5
-	SPORT=$((SPORT + 1))
-	in_c $PROBER probe --iface vc --src "$p_src" --dst "$p_dst" --sport $SPORT \
-		--dport "$p_dport" --seq "0x$p_seq" "$@" >"$TMP/$p_out.json"
-}
-flags_of() { json "$TMP/$1.json" "(j['answer'] or {}).get('flagstr')"; }
 same() { python3 "$TOP/tests/netns/rstcmp.py" "$TMP/$1.json" "$TMP/$2.json"; }
 
 # The kernel's own answers, before knockgw: the reference.

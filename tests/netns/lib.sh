@@ -193,6 +193,20 @@ key_file() {
 	echo "$f"
 }
 
+# probe OUT SRC DST DPORT SEQ [prober args...]: one raw segment from the
+# client namespace (a new source port each time, from SPORT on), the answer
+# as prober.py JSON in $TMP/OUT.json; flags_of OUT: the answer's flags.
+# (Some tests define a probe() of their own, for their one kind of segment.)
+SPORT=40100
+probe() {
+	p_out=$1 p_src=$2 p_dst=$3 p_dport=$4 p_seq=$5
+	shift 5
+	SPORT=$((SPORT + 1))
+	in_c $PROBER probe --iface vc --src "$p_src" --dst "$p_dst" --sport $SPORT \
+		--dport "$p_dport" --seq "0x$p_seq" "$@" >"$TMP/$p_out.json"
+}
+flags_of() { json "$TMP/$1.json" "(j['answer'] or {}).get('flagstr')"; }
+
 # Drop this namespace's own RSTs for the prober's ports: its kernel has no
 # socket for the prober's connections and would reset them.
 quiet_client_rsts() {
