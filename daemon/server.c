@@ -152,20 +152,21 @@ static void flow_key_of(struct flow_key *k, const struct pkt_view *v, const uint
 	flow_key_make(k, v->family, pkt_src(buf, v), pkt_dst(buf, v), v->sport, v->dport);
 }
 
-static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-		       const struct pkt_view *v, int pi)
+/*
+ * The key of entry e this SYN's ISN is a knock for (an index into
+ * conf.keys), or -1.  Every key is tried, also after a match, so that the
+ * time taken says nothing about which one matched.
+ */
+static int match_key(const struct server *s, const struct conf_protect *e,
+		     const struct pkt_view *v, const uint8_t *buf, uint64_t *epoch)
 {
 	const struct conf *c = s->conf;
-	const struct conf_protect *e = &c->protect[pi];
-	const uint8_t *dst = pkt_dst(p->data, v), *src = pkt_src(p->data, v);
-	uint32_t tsval = v->has_ts ? v->tsval : 0;
-	struct isn_input in = { .family = v->family, .dst = dst, .port = v->dport, .tsval = tsval };
+	struct isn_input in = { .family = v->family, .dst = pkt_dst(buf, v), .port = v->dport,
+				.tsval = v->has_ts ? v->tsval : 0 };
 	struct verify_params vp = { .mode = e->mode, .integrity_len = e->integrity_len,
 				    .window = e->window };
 	int matched = -1;
-	uint64_t epoch = 0;
 
-	/* Try every key, also after a match, so the time taken says nothing. */
 	for (size_t k = 0; k < e->nkeys; k++) {
 		uint64_t ep;
 
@@ -173,9 +174,22 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 			    VERIFY_OK &&
 		    matched < 0) {
 			matched = e->keys[k];
-			epoch = ep;
+			*epoch = ep;
 		}
 	}
+	return matched;
+}
+
+static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+		       const struct pkt_view *v, int pi)
+{
+	const struct conf *c = s->conf;
+	const struct conf_protect *e = &c->protect[pi];
+	const uint8_t *dst = pkt_dst(p->data, v), *src = pkt_src(p->data, v);
+	uint32_t tsval = v->has_ts ? v->tsval : 0;
+	uint64_t epoch = 0;
+	int matched = match_key(s, e, v, p->data, &epoch);
+
 	if (matched < 0) {
 		refuse(s, q, p, v, pi, SC_syn_refused);
 		return;
@@ -452,6 +466,15 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		if (s->conf->closed_ports == CLOSED_DAEMON && !(v.flags & (TCP_ACK | TCP_RST))) {
 			/* closed_ports "daemon": nobody listens on this port; the
 			 * same drop and RST as a refused knock. */
+			uint64_t epoch;
+
+			/*
+			 * A refused knock spends its verification first; so does
+			 * a SYN here, against the first protect entry's keys (the
+			 * result is not used), so that the two take the same time.
+			 */
+			if ((v.flags & TCP_SYN) && s->conf->nprotect > 0)
+				(void)match_key(s, &s->conf->protect[0], &v, p->data, &epoch);
 			s->cnt.c[SC_closed]++;
 			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 			send_closed_rst(s, p, &v);
