@@ -297,22 +297,33 @@ HARNESS static void same_state(const struct integ_buf *b, const struct model *m)
 /*
  * A segment's bytes, on an exact-size heap copy: ASan sees a read past it.
  * At offsets from 0 on, byte for byte what seg_byte() gives, with the
- * stream index stepped rather than divided for each byte.
+ * stream copied in runs rather than indexed (and divided) byte by byte.
  */
 HARNESS static uint8_t *segment(const uint8_t *stream, size_t slen, int64_t start, size_t len,
 				bool corrupt)
 {
 	uint8_t *p = malloc(len ? len : 1);
-	const uint8_t x = corrupt ? 0xa5 : 0;
-	/* start mod slen in [0, slen), negative starts included. */
-	size_t k = slen ? (size_t)(((start % (int64_t)slen) + (int64_t)slen) % (int64_t)slen) : 0;
 
 	REQUIRE(p != NULL);
-	for (size_t j = 0; j < len; j++) {
-		p[j] = (uint8_t)((slen ? stream[k] : (uint8_t)(start + (int64_t)j)) ^ x);
-		if (slen && ++k == slen)
+	if (slen == 0) {
+		for (size_t j = 0; j < len; j++)
+			p[j] = (uint8_t)(start + (int64_t)j);
+	} else {
+		/* start mod slen in [0, slen), negative starts included. */
+		size_t k = (size_t)(((start % (int64_t)slen) + (int64_t)slen) % (int64_t)slen);
+
+		/* Whole runs of the stream, from k to its end, then from 0. */
+		for (size_t j = 0; j < len;) {
+			size_t n = slen - k < len - j ? slen - k : len - j;
+
+			memcpy(p + j, stream + k, n);
+			j += n;
 			k = 0;
+		}
 	}
+	if (corrupt)
+		for (size_t j = 0; j < len; j++)
+			p[j] ^= 0xa5;
 	return p;
 }
 
