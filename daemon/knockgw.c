@@ -96,7 +96,7 @@ struct knockgw {
 	struct worker workers[MAX_QUEUES];
 	bool table_installed;
 	uint64_t started_ms;
-	unsigned reloads;
+	unsigned reloads, reloads_refused;
 	unsigned table_restores;
 	bool verbose;			/* -v: debug logging whatever the file says */
 };
@@ -338,9 +338,10 @@ static void status_report(FILE *out, void *arg)
 
 	sum_counters(kg, &t);
 	status_line(kg, line, sizeof(line));
-	fprintf(out, "knockgw running for %llu s, %u reload(s), %u table restore(s); %s\n",
+	fprintf(out, "knockgw running for %llu s, %u reload(s), %u refused, %u table restore(s); "
+		     "%s\n",
 		(unsigned long long)((now_ms(CLOCK_MONOTONIC) - kg->started_ms) / 1000),
-		kg->reloads, kg->table_restores, line);
+		kg->reloads, kg->reloads_refused, kg->table_restores, line);
 	fprintf(out, "config %s: %zu key(s), %zu protected port(s), %zu knock destination(s), "
 		     "table inet %s (%s queue), queues %u..%u, translate %s\n",
 		c->path, c->nkeys, c->nprotect, c->nknock, c->table,
@@ -630,7 +631,10 @@ static void reload(struct knockgw *kg, const char *path)
 	kg->reloads++;
 	log_info("reloaded: %zu protected port(s), %zu knock destination(s)", c->nprotect,
 		 c->nknock);
+	sd_notify(0, "READY=1");
+	return;
 out:
+	kg->reloads_refused++;	/* every path to here kept the previous configuration */
 	sd_notify(0, "READY=1");
 }
 

@@ -112,6 +112,7 @@ in_s "$KNOCKGW" status -c "$TMP/status.conf" >"$TMP/status.out" 2>&1
 check "knockgw status reports the port and its counters" \
 	grep -q '^port 22 mode native: accepted [1-9]' "$TMP/status.out"
 check "knockgw status reports the reload" grep -q '1 reload(s)' "$TMP/status.out"
+check "knockgw status counts the refused reload" grep -q 'reload(s), 1 refused' "$TMP/status.out"
 
 kill "$SRV"
 if wait "$SRV"; then rc=0; else rc=$?; fi

@@ -59,6 +59,10 @@ reloads() { # the "N reload(s)" figure of knockgw status
 	in_s "$KNOCKGW" status -c "$TMP/status.conf" 2>/dev/null |
 		sed -n 's/.* \([0-9]*\) reload(s).*/\1/p'
 }
+refused() { # its "M refused" figure
+	in_s "$KNOCKGW" status -c "$TMP/status.conf" 2>/dev/null |
+		sed -n 's/.* reload(s), \([0-9]*\) refused.*/\1/p'
+}
 printf 'control_socket = "%s";\n' "$TMP/server.sock" >"$TMP/status.conf"
 
 check "before: a knock with key a gets SYN-ACK, a plain SYN the RST" serves_old
@@ -106,6 +110,7 @@ bad_reload "key file emptied" "key file \"$KA\" is empty"
 knock_with "$KB"
 check "no refused reload took key b" [ "$FLAGS" = RA ]
 check "the refused reloads were not counted as reloads" [ "$(reloads)" = 0 ]
+check "knockgw status counts the 5 refused reloads" [ "$(refused)" = 5 ]
 check "refused reloads: the counters say why (syn_refused)" [ "$(counter syn_refused)" -ge 6 ]
 
 # Repaired: the next reload goes through and takes key b as well.
