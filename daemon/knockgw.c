@@ -98,6 +98,7 @@ struct knockgw {
 	uint64_t started_ms;
 	unsigned reloads, reloads_refused;
 	unsigned table_restores;
+	struct log_ratelimit rl_table;	/* "cannot check table" warnings */
 	bool verbose;			/* -v: debug logging whatever the file says */
 };
 
@@ -682,8 +683,14 @@ static void remove_table(struct knockgw *kg)
 static void check_table(struct knockgw *kg)
 {
 	char err[512];
+	int r = nftrules_present(kg->conf->table);
 
-	if (nftrules_present(kg->conf->table))
+	if (r < 0) {	/* could not tell: ask again at the next check */
+		log_peer(&kg->rl_table, now_ms(CLOCK_MONOTONIC) / 1000, LOG_WARNING,
+			 "cannot check table inet %s: %s", kg->conf->table, strerror(-r));
+		return;
+	}
+	if (r > 0)
 		return;
 	log_warnx("table inet %s disappeared; installing it again", kg->conf->table);
 	kg->table_restores++;
@@ -716,6 +723,7 @@ static int run(struct knockgw *kg, const char *path)
 
 	setup_signals();
 	kg->started_ms = now_ms(CLOCK_MONOTONIC);
+	kg->rl_table = (struct log_ratelimit){ .interval = 60, .burst = 1 };
 	if (nftrules_probe(&kg->queue_kind) < 0) {
 		log_warnx("this kernel has neither the nft queue expression nor the xtables "
 			  "NFQUEUE target; cannot run");

@@ -909,30 +909,34 @@ out:
 	return ret;
 }
 
-bool nftrules_present(const char *table)
+int nftrules_present(const char *table)
 {
 	struct mnl_socket *nl = nl_open();
 	char buf[8192];
 	struct nlmsghdr *nlh;
 	struct nftnl_table *t;
 	uint32_t seq = (uint32_t)time(NULL);
-	bool present = false;
-	int n;
+	int ret, n;
 
 	if (!nl)
-		return false;
+		return -errno;
 	t = nftnl_table_alloc();
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, table);
 	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET, NLM_F_ACK, seq);
 	nftnl_table_nlmsg_build_payload(nlh, t);
 	nftnl_table_free(t);
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) >= 0) {
-		n = (int)mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (n > 0 && mnl_cb_run(buf, (size_t)n, seq, mnl_socket_get_portid(nl), NULL, NULL) >= 0)
-			present = true;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		ret = -errno;
+	} else if ((n = (int)mnl_socket_recvfrom(nl, buf, sizeof(buf))) <= 0) {
+		ret = n < 0 ? -errno : -EIO;
+	} else if (mnl_cb_run(buf, (size_t)n, seq, mnl_socket_get_portid(nl), NULL, NULL) >= 0) {
+		ret = 1;
+	} else {
+		/* Only "no such table" means it is gone; anything else is unknown. */
+		ret = errno == ENOENT ? 0 : -errno;
 	}
 	mnl_socket_close(nl);
-	return present;
+	return ret;
 }
 
 /*

@@ -42,8 +42,12 @@ int nftrules_install_keeper(const struct conf *c, enum nft_queue_kind kind, char
 /* Deletes the table if it exists; 0 or -errno. */
 int nftrules_remove(const char *table);
 
-/* True when the table exists (to notice it was deleted under us). */
-bool nftrules_present(const char *table);
+/*
+ * To notice the table was deleted under us: 1 it exists, 0 the kernel says
+ * there is no such table, -errno when the question could not be asked or
+ * answered (the caller should not take that for a deletion).
+ */
+int nftrules_present(const char *table);
 
 void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f);
 
