@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-5}
-TESTS=${TESTS:-"unit conf isn hardening install fuzz netns"}
+TESTS=${TESTS:-"unit valgrind conf isn hardening install fuzz netns"}
 export BUILD
 
 passed=0
@@ -38,6 +38,8 @@ if want unit; then
 		[ -x "$t" ] && run "unit/$(basename "$t")" "$t"
 	done
 fi
+
+want valgrind && run valgrind sh tests/valgrind.sh
 
 want conf && run conf sh tests/conf/run.sh
 
