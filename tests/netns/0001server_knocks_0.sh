@@ -10,10 +10,7 @@ in_c ip addr add 2001:db8::3/64 dev vc nodad
 quiet_client_rsts
 start_sshd
 # A second listener for the knock-mode port.
-in_s /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o Port=2222 -o PidFile="$TMP/sshd2.pid" \
-	>"$TMP/sshd2.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_for 10 in_s sh -c "ss -ltn | grep -q ':2222 '"
+start_sshd2
 
 K1=$(key_file k1)
 K2=$(key_file k2)

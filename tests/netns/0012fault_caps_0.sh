@@ -23,9 +23,7 @@
 make_topology
 quiet_client_rsts
 start_sshd
-in_s /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o Port=2222 -o PidFile="$TMP/sshd2.pid" \
-	>"$TMP/sshd2.log" 2>&1 &
-PIDS="$PIDS $!"
+start_sshd2
 : >"$TMP/sink.bin"
 in_s python3 "$TOP/tests/netns/sink.py" 2200 "$TMP/sink.bin" 2>"$TMP/sink.err" &
 PIDS="$PIDS $!"

@@ -18,10 +18,7 @@
 make_topology
 quiet_client_rsts
 start_sshd
-in_s /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o Port=2222 -o PidFile="$TMP/sshd2.pid" \
-	>"$TMP/sshd2.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_for 10 in_s sh -c "ss -ltn | grep -q ':2222 '"
+start_sshd2
 
 K=$(key_file k)
 SECRET="Magic secret string"

@@ -141,6 +141,15 @@ start_sshd() {
 	wait_for 10 in_s sh -c "ss -ltn | grep -q ':22 '"
 }
 
+# start_sshd2: a second sshd, same config, on port 2222 (for knock-mode
+# entries); after start_sshd.
+start_sshd2() {
+	in_s /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o Port=2222 -o PidFile="$TMP/sshd2.pid" \
+		>"$TMP/sshd2.log" 2>&1 &
+	PIDS="$PIDS $!"
+	wait_for 10 in_s sh -c "ss -ltn | grep -q ':2222 '"
+}
+
 # start_knockgw NS CONF: runs the daemon in the foreground, waits for ready.
 start_knockgw() {
 	ns=$1

@@ -58,9 +58,7 @@ wait_for 5 in_u ping -c1 -W1 $U4
 wait_for 5 in_u ping -6 -c1 -W1 $U6
 
 start_sshd
-in_s /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o Port=2222 -o PidFile="$TMP/sshd2.pid" \
-	>"$TMP/sshd2.log" 2>&1 &
-PIDS="$PIDS $!"
+start_sshd2
 for port in 2223 8080; do
 	in_s python3 "$TOP/tests/netns/sink.py" $port /dev/null 2>"$TMP/sink$port.err" &
 	PIDS="$PIDS $!"
