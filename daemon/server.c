@@ -448,6 +448,24 @@ static void handle_segment(struct server *s, struct nfqueue *q, const struct nfq
 	}
 }
 
+/*
+ * closed_ports "daemon": a SYN or FIN/NULL/Xmas probe to a port nobody
+ * listens on.  A refused knock spends its verification first; so does a SYN
+ * here, against the first protect entry's keys (the result is not used),
+ * then the same drop and RST, so that the two take the same time.
+ */
+static void answer_closed_port(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+			       const struct pkt_view *v)
+{
+	uint64_t epoch;
+
+	if ((v->flags & TCP_SYN) && s->conf->nprotect > 0)
+		(void)match_key(s, &s->conf->protect[0], v, p->data, &epoch);
+	s->cnt.c[SC_closed]++;
+	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+	send_closed_rst(s, p, v);
+}
+
 void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p)
 {
 	struct pkt_view v;
@@ -464,20 +482,7 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	pi = find_protect(s->conf, &v, p->data);
 	if (pi < 0) {
 		if (s->conf->closed_ports == CLOSED_DAEMON && !(v.flags & (TCP_ACK | TCP_RST))) {
-			/* closed_ports "daemon": nobody listens on this port; the
-			 * same drop and RST as a refused knock. */
-			uint64_t epoch;
-
-			/*
-			 * A refused knock spends its verification first; so does
-			 * a SYN here, against the first protect entry's keys (the
-			 * result is not used), so that the two take the same time.
-			 */
-			if ((v.flags & TCP_SYN) && s->conf->nprotect > 0)
-				(void)match_key(s, &s->conf->protect[0], &v, p->data, &epoch);
-			s->cnt.c[SC_closed]++;
-			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-			send_closed_rst(s, p, &v);
+			answer_closed_port(s, q, p, &v);
 			return;
 		}
 		s->cnt.c[SC_no_entry]++;
