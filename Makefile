@@ -101,7 +101,7 @@ check: deps
 # libFuzzer targets: clang, with the project's sources compiled in directly.
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O2 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Idaemon $(PKG_CFLAGS)
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard daemon/*.h)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard daemon/*.h tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(PKG_LIBS)

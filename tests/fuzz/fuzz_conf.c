@@ -23,6 +23,7 @@
 #include <sodium.h>
 
 #include "conf.h"
+#include "harness.h"
 
 enum { INPUT_MAX = 64 * 1024 };
 
@@ -40,30 +41,6 @@ const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void)
 {
 	return "leak:strbuf_append\nleak:libconfig_yylex\n";
-}
-
-/*
- * libconfig's @include (it cannot be switched off in 1.5) would let an input
- * read any file, /dev/stdin included, and stall the run; the directive is
- * matched without regard to case to be safe.
- */
-/*
- * The harness's own byte loops are left without coverage instrumentation:
- * traced, their comparisons took a sixth of the run and tell libFuzzer
- * nothing about the loader.
- */
-#define HARNESS __attribute__((no_sanitize("coverage"), noinline))
-
-HARNESS static bool has_include(const uint8_t *data, size_t size)
-{
-	static const char word[] = "@include";
-	const size_t n = sizeof(word) - 1;
-
-	for (size_t i = 0; i + n <= size; i++) {
-		if (data[i] == '@' && strncasecmp((const char *)data + i, word, n) == 0)
-			return true;
-	}
-	return false;
 }
 
 static bool write_all(int fd, const uint8_t *data, size_t size)

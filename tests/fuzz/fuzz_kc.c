@@ -47,6 +47,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "harness.h"	/* has_include(); REQUIRE is this file's own */
+#undef REQUIRE
+
 #define main knock_connect_main
 #include "../../client/knock-connect.c"
 #undef main
@@ -280,18 +283,6 @@ out:
 }
 
 /* ------------------------------------------------------------------ 2 */
-
-static bool has_include(const uint8_t *data, size_t size)
-{
-	static const char word[] = "@include";
-	const size_t n = sizeof(word) - 1;
-
-	for (size_t i = 0; i + n <= size; i++) {
-		if (data[i] == '@' && strncasecmp((const char *)data + i, word, n) == 0)
-			return true;
-	}
-	return false;
-}
 
 static void fuzz_conf_socket(const uint8_t *data, size_t size)
 {

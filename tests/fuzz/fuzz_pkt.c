@@ -23,6 +23,7 @@
 
 #include <sodium.h>
 
+#include "harness.h"
 #include "pkt.h"
 #include "seqrewrite.h"
 #include "verify.h"
@@ -41,15 +42,6 @@ enum {
 
 static const uint64_t fuzz_now = 1700000000;	/* a fixed clock: runs must repeat */
 static struct kg_key fuzz_key;
-
-#define REQUIRE(cond)                                                           \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "%s:%d: broken: %s\n", __FILE__,        \
-				__LINE__, #cond);                               \
-			abort();                                                \
-		}                                                               \
-	} while (0)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

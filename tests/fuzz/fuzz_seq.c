@@ -40,6 +40,7 @@
 #include <sys/socket.h>
 
 #include "bytes.h"
+#include "harness.h"
 #include "integ.h"
 #include "pkt.h"
 #include "seqrewrite.h"
@@ -64,21 +65,6 @@ enum {
 	SEG_WRAP = 0x04,	/* far away: 2^31 and more from ISN+1 */
 };
 
-#define REQUIRE(cond)                                                           \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "%s:%d: broken: %s\n", __FILE__,        \
-				__LINE__, #cond);                               \
-			abort();                                                \
-		}                                                               \
-	} while (0)
-
-/*
- * The harness's own checks and model, byte by byte, are left without
- * coverage instrumentation: traced there, their comparisons were four
- * fifths of the run's time and tell libFuzzer nothing about the modules.
- */
-#define HARNESS __attribute__((no_sanitize("coverage"), noinline))
 
 /* One's complement has two zeros; a receiver accepts either. */
 static bool csum_equal(uint16_t a, uint16_t b)
