@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-5}
-TESTS=${TESTS:-"unit conf isn hardening install fuzz netns"}
+TESTS=${TESTS:-"unit valgrind conf isn hardening install fuzz netns"}
 export BUILD
 
 passed=0
@@ -39,8 +39,6 @@ if want unit; then
 	done
 fi
 
-# Not in the default list: test_intent once spun for 20 min under memcheck
-# (CI run, 2026-12-03); TESTS=valgrind runs it until that is understood.
 want valgrind && run valgrind sh tests/valgrind.sh
 
 want conf && run conf sh tests/conf/run.sh

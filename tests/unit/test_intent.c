@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,7 +20,12 @@
 #include "intent.h"
 #include "unit.h"
 
-enum { T0 = 1000, THREAD_ROUNDS = 20000 };
+/*
+ * SPIN_MAX bounds each thread's wait for one intent (the other thread's
+ * turn): far more than a correct table ever needs, so reaching it is a
+ * failure, not a slow machine.
+ */
+enum { T0 = 1000, THREAD_ROUNDS = 20000, SPIN_MAX = 10000000 };
 
 static const uint8_t dst4[16] = { 192, 0, 2, 10 };
 static const uint8_t dst4b[16] = { 192, 0, 2, 11 };
@@ -233,7 +240,25 @@ static void test_limits(void)
 struct race {
 	struct intent_table *it;
 	unsigned taken, mismatched;
+	atomic_bool gave_up;	/* either thread: stop, the test has failed */
 };
+
+/*
+ * Each wait yields: under valgrind, which runs one thread at a time, a
+ * thread that only spins can keep the other from ever running (a CI run
+ * of this test spun for 20 minutes that way).
+ */
+static bool wait_turn(struct race *r, unsigned *spins)
+{
+	if (atomic_load(&r->gave_up))
+		return false;
+	if (++*spins > SPIN_MAX) {
+		atomic_store(&r->gave_up, true);
+		return false;
+	}
+	sched_yield();
+	return true;
+}
 
 static void *adder(void *arg)
 {
@@ -241,13 +266,18 @@ static void *adder(void *arg)
 
 	for (unsigned i = 0; i < THREAD_ROUNDS; i++) {
 		uint8_t b = (uint8_t)i;
+		unsigned spins = 0;
 		int ret;
 
 		/* A few in flight at most: retry while the table (or quota) is full. */
-		do
-			ret = intent_add(r->it, AF_INET, (uint16_t)(1 + i % 60000), dst4, 22, 0, &b,
-					 1, T0);
-		while (ret == -ENOSPC || ret == -EDQUOT);
+		for (;;) {
+			ret = intent_add(r->it, AF_INET, (uint16_t)(1 + i % 60000), dst4, 22, 0,
+					 &b, 1, T0);
+			if (ret != -ENOSPC && ret != -EDQUOT)
+				break;
+			if (!wait_turn(r, &spins))
+				return NULL;
+		}
 	}
 	return NULL;
 }
@@ -259,9 +289,13 @@ static void *taker(void *arg)
 	size_t len;
 
 	for (unsigned i = 0; i < THREAD_ROUNDS; i++) {
+		unsigned spins = 0;
+
 		while (intent_take(r->it, AF_INET, (uint16_t)(1 + i % 60000), dst4, 22, b,
-				   sizeof(b), &len, T0) != 0)
-			;
+				   sizeof(b), &len, T0) != 0) {
+			if (!wait_turn(r, &spins))
+				return NULL;
+		}
 		r->taken++;
 		if (len != 1 || b[0] != (uint8_t)i)
 			r->mismatched++;
@@ -283,6 +317,7 @@ static void test_threads(void)
 	CHECK(pthread_create(&a, NULL, adder, &r) == 0, "row 91: adder");
 	pthread_join(a, NULL);
 	pthread_join(t, NULL);
+	CHECK(!atomic_load(&r.gave_up), "row 95: no thread waited SPIN_MAX turns for the other");
 	CHECK_EQ_U(r.taken, THREAD_ROUNDS, "row 92: every intent taken");
 	CHECK_EQ_U(r.mismatched, 0, "row 93: each with its own payload");
 	CHECK_EQ_U(intent_count(r.it), 0, "row 94: none left");
