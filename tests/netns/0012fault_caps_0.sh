@@ -31,7 +31,6 @@ wait_for 10 in_s sh -c "ss -ltn | grep -q ':2222 '"
 wait_for 10 in_s sh -c "ss -ltn | grep -q ':2200 '"
 
 K=$(key_file k)
-SECRET="Magic secret string"
 cat >"$TMP/knockgw.conf" <<EOC
 control_socket = "$TMP/server.sock";
 limits = { replay = 64; hold_bytes = 4096; hold_flow_bytes = 1024; integrity_timeout = 2; };

@@ -22,15 +22,7 @@ start_sshd
 start_sshd2
 
 K=$(key_file k)
-SECRET="Magic secret string"
-cat >"$TMP/server.conf" <<EOC
-control_socket = "$TMP/server.sock";
-keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "$SECRET"; } );
-protect = (
-	{ port = 22; mode = "native"; keys = [ "k" ]; },
-	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; }
-);
-EOC
+two_port_server_conf "$TMP/server.conf"
 start_knockgw "$NS_S" "$TMP/server.conf"
 SRV=$KGW_PID
 
@@ -57,17 +49,7 @@ SSH="ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev
 	-o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -i $TMP/userkey"
 
 for kind in kernel user; do
-	cat >"$TMP/client-$kind.conf" <<-EOC
-	translate = "$kind";
-	control_socket = "$TMP/client.sock";
-	keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "$SECRET"; } );
-	knock = (
-		{ dst = "$S4"; port = 22; mode = "native"; key = "k"; },
-		{ dst = "$S6"; port = 22; mode = "native"; key = "k"; },
-		{ dst = "$S4"; port = 2222; mode = "knock"; key = "legacy"; },
-		{ dst = "$S6"; port = 2222; mode = "knock"; key = "legacy"; }
-	);
-	EOC
+	two_port_client_conf "$TMP/client-$kind.conf" $kind "$TMP/client.sock" $S4 $S6
 	start_knockgw "$NS_C" "$TMP/client-$kind.conf"
 	CLI_PID=$KGW_PID
 	KGW_PID=$SRV

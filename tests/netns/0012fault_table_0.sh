@@ -21,15 +21,7 @@ start_sshd
 start_sshd2
 
 K=$(key_file k)
-SECRET="Magic secret string"
-cat >"$TMP/server.conf" <<EOC
-control_socket = "$TMP/server.sock";
-keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "$SECRET"; } );
-protect = (
-	{ port = 22; mode = "native"; keys = [ "k" ]; },
-	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; }
-);
-EOC
+two_port_server_conf "$TMP/server.conf"
 cat >"$TMP/client.conf" <<EOC
 control_socket = "$TMP/client.sock";
 keys = ( { name = "k"; file = "$K"; } );

@@ -13,17 +13,11 @@ start_sshd
 start_sshd2
 
 K=$(key_file k)
-cat >"$TMP/server.conf" <<EOC
-keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "Magic secret string"; } );
-protect = (
-	{ port = 22; mode = "native"; keys = [ "k" ]; },
-	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; }
-);
-EOC
+two_port_server_conf "$TMP/server.conf"
 cat >"$TMP/client.conf" <<EOC
 translate = "$PATH_KIND";
 control_socket = "$TMP/client.sock";
-keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "Magic secret string"; } );
+keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "$SECRET"; } );
 knock = (
 	{ dst = "192.0.2.0/24"; port = 22; mode = "native"; key = "k"; },
 	{ dst = "2001:db8::/64"; port = 22; mode = "native"; key = "k"; },

@@ -202,6 +202,42 @@ key_file() {
 	echo "$f"
 }
 
+# The SPEC's knock-mode secret: its known answers (and Knock's) use it.
+SECRET="Magic secret string"
+
+# two_port_server_conf FILE [PROTECT]: the server side of the tests that
+# run both sshds: 22 native with key k ($K, from key_file k), 2222 in knock
+# mode with $SECRET; PROTECT is one more protect entry.  Control socket
+# $TMP/server.sock.
+two_port_server_conf() {
+	tp_more=${2:+,
+	$2}
+	cat >"$1" <<EOC
+control_socket = "$TMP/server.sock";
+keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "$SECRET"; } );
+protect = (
+	{ port = 22; mode = "native"; keys = [ "k" ]; },
+	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; }$tp_more
+);
+EOC
+}
+
+# two_port_client_conf FILE TRANSLATE SOCKET DST4 DST6: the client side,
+# knocking 22 and 2222 at both destinations.
+two_port_client_conf() {
+	cat >"$1" <<EOC
+translate = "$2";
+control_socket = "$3";
+keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "$SECRET"; } );
+knock = (
+	{ dst = "$4"; port = 22; mode = "native"; key = "k"; },
+	{ dst = "$5"; port = 22; mode = "native"; key = "k"; },
+	{ dst = "$4"; port = 2222; mode = "knock"; key = "legacy"; },
+	{ dst = "$5"; port = 2222; mode = "knock"; key = "legacy"; }
+);
+EOC
+}
+
 # probe OUT SRC DST DPORT SEQ [prober args...]: one raw segment from the
 # client namespace (a new source port each time, from SPORT on), the answer
 # as prober.py JSON in $TMP/OUT.json; flags_of OUT: the answer's flags.

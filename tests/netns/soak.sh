@@ -68,31 +68,9 @@ for port in 2222 2223 8080; do
 done
 
 K=$(key_file k)
-SECRET="Magic secret string"
-cat >"$TMP/server.conf" <<EOC
-control_socket = "$TMP/server.sock";
-keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "$SECRET"; } );
-protect = (
-	{ port = 22; mode = "native"; keys = [ "k" ]; },
-	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; },
-	{ port = 2223; mode = "native"; keys = [ "k" ]; }
-);
-EOC
-client_conf() { # FILE TRANSLATE V4 V6
-	cat >"$1" <<-EOC
-	translate = "$2";
-	control_socket = "$TMP/client-$2.sock";
-	keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "$SECRET"; } );
-	knock = (
-		{ dst = "$3"; port = 22; mode = "native"; key = "k"; },
-		{ dst = "$4"; port = 22; mode = "native"; key = "k"; },
-		{ dst = "$3"; port = 2222; mode = "knock"; key = "legacy"; },
-		{ dst = "$4"; port = 2222; mode = "knock"; key = "legacy"; }
-	);
-	EOC
-}
-client_conf "$TMP/ck.conf" kernel $S4 $S6
-client_conf "$TMP/cu.conf" user $U4 $U6
+two_port_server_conf "$TMP/server.conf" '{ port = 2223; mode = "native"; keys = [ "k" ]; }'
+two_port_client_conf "$TMP/ck.conf" kernel "$TMP/client-kernel.sock" $S4 $S6
+two_port_client_conf "$TMP/cu.conf" user "$TMP/client-user.sock" $U4 $U6
 
 # start ROLE: (re)starts a daemon; ROLE srv, ck (kernel path), cu (user path).
 start() {
