@@ -163,35 +163,79 @@ int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t k
 	return talk(c, nlh, NULL, NULL);
 }
 
-static int info_attr_cb(const struct nlattr *attr, void *data)
-{
-	const struct nlattr **tb = data;
-	int type = mnl_attr_get_type(attr);
+/*
+ * One attribute table per nest, as large as that nest's own highest type:
+ * a type above it (a newer kernel's, or a forged one) is skipped, never
+ * written past the table.
+ */
+struct attr_table {
+	const struct nlattr **tb;
+	uint16_t max;
+};
 
-	if (mnl_attr_type_valid(attr, CTA_MAX) < 0)
-		return MNL_CB_OK;
-	tb[type] = attr;
+static int table_cb(const struct nlattr *attr, void *data)
+{
+	const struct attr_table *t = data;
+	uint16_t type = mnl_attr_get_type(attr);
+
+	if (type <= t->max)
+		t->tb[type] = attr;
 	return MNL_CB_OK;
+}
+
+static void parse_nest(const struct nlattr *nest, const struct nlattr **tb, uint16_t max)
+{
+	struct attr_table t = { tb, max };
+
+	mnl_attr_parse_nested(nest, table_cb, &t);
+}
+
+static bool get_u32(const struct nlattr *a, uint32_t *v)
+{
+	if (!a || mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+		return false;
+	*v = ntohl(mnl_attr_get_u32(a));
+	return true;
+}
+
+int ctnl_parse_info(const struct nlmsghdr *nlh, struct ct_info *ret)
+{
+	const struct nlattr *tb[CTA_MAX + 1] = { 0 };
+	const struct nlattr *adj[CTA_SEQADJ_MAX + 1] = { 0 };
+	struct attr_table t = { tb, CTA_MAX };
+	struct ct_info out = { 0 };
+	uint32_t pos, delta;
+
+	/*
+	 * The kernel pads every message to NLMSG_ALIGNTO, and libmnl walks the
+	 * attributes up to the aligned length: an unaligned one would have it
+	 * read bytes past the message.
+	 */
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(struct nfgenmsg)) ||
+	    nlh->nlmsg_len % NLMSG_ALIGNTO)
+		return -EBADMSG;
+	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), table_cb, &t);
+	get_u32(tb[CTA_MARK], &out.mark);
+	if (tb[CTA_SEQ_ADJ_ORIG]) {
+		parse_nest(tb[CTA_SEQ_ADJ_ORIG], adj, CTA_SEQADJ_MAX);
+		if (get_u32(adj[CTA_SEQADJ_CORRECTION_POS], &pos) &&
+		    get_u32(adj[CTA_SEQADJ_OFFSET_BEFORE], &delta)) {
+			out.has_seqadj = true;
+			out.pos = pos;
+			out.delta = delta;
+		}
+	}
+	*ret = out;
+	return 0;
 }
 
 static int info_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct ct_info *out = data;
-	const struct nlattr *tb[CTA_MAX + 1] = { 0 };
-	const struct nlattr *adj[CTA_SEQADJ_MAX + 1] = { 0 };
+	int r = ctnl_parse_info(nlh, data);
 
-	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), info_attr_cb, tb);
-	if (tb[CTA_MARK] && mnl_attr_validate(tb[CTA_MARK], MNL_TYPE_U32) == 0)
-		out->mark = ntohl(mnl_attr_get_u32(tb[CTA_MARK]));
-	if (!tb[CTA_SEQ_ADJ_ORIG])
-		return MNL_CB_OK;
-	mnl_attr_parse_nested(tb[CTA_SEQ_ADJ_ORIG], info_attr_cb, adj);
-	if (adj[CTA_SEQADJ_CORRECTION_POS] && adj[CTA_SEQADJ_OFFSET_BEFORE] &&
-	    mnl_attr_validate(adj[CTA_SEQADJ_CORRECTION_POS], MNL_TYPE_U32) == 0 &&
-	    mnl_attr_validate(adj[CTA_SEQADJ_OFFSET_BEFORE], MNL_TYPE_U32) == 0) {
-		out->has_seqadj = true;
-		out->pos = ntohl(mnl_attr_get_u32(adj[CTA_SEQADJ_CORRECTION_POS]));
-		out->delta = ntohl(mnl_attr_get_u32(adj[CTA_SEQADJ_OFFSET_BEFORE]));
+	if (r < 0) {
+		errno = -r;
+		return MNL_CB_ERROR;
 	}
 	return MNL_CB_OK;
 }
@@ -226,29 +270,19 @@ struct count_ctx {
 	const void *arg;
 };
 
-static int attr_cb(const struct nlattr *attr, void *data)
-{
-	const struct nlattr **tb = data;
-	uint16_t type = mnl_attr_get_type(attr);
-
-	/* Every nest here has fewer than CTA_MAX types; skip unknown ones. */
-	if (type <= CTA_MAX)
-		tb[type] = attr;
-	return MNL_CB_OK;
-}
-
 /* Destination address and port of an entry's original tuple. */
 static bool orig_dst(const struct nlattr *orig, int *family, uint8_t dst[16], uint16_t *port)
 {
-	const struct nlattr *t[CTA_MAX + 1] = { 0 }, *ip[CTA_MAX + 1] = { 0 };
-	const struct nlattr *pr[CTA_MAX + 1] = { 0 };
+	const struct nlattr *t[CTA_TUPLE_MAX + 1] = { 0 }, *ip[CTA_IP_MAX + 1] = { 0 };
+	const struct nlattr *pr[CTA_PROTO_MAX + 1] = { 0 };
 
-	mnl_attr_parse_nested(orig, attr_cb, t);
+	parse_nest(orig, t, CTA_TUPLE_MAX);
 	if (!t[CTA_TUPLE_IP] || !t[CTA_TUPLE_PROTO])
 		return false;
-	mnl_attr_parse_nested(t[CTA_TUPLE_IP], attr_cb, ip);
-	mnl_attr_parse_nested(t[CTA_TUPLE_PROTO], attr_cb, pr);
-	if (!pr[CTA_PROTO_NUM] || mnl_attr_get_u8(pr[CTA_PROTO_NUM]) != IPPROTO_TCP ||
+	parse_nest(t[CTA_TUPLE_IP], ip, CTA_IP_MAX);
+	parse_nest(t[CTA_TUPLE_PROTO], pr, CTA_PROTO_MAX);
+	if (!pr[CTA_PROTO_NUM] || mnl_attr_validate(pr[CTA_PROTO_NUM], MNL_TYPE_U8) < 0 ||
+	    mnl_attr_get_u8(pr[CTA_PROTO_NUM]) != IPPROTO_TCP ||
 	    !pr[CTA_PROTO_DST_PORT] || mnl_attr_get_payload_len(pr[CTA_PROTO_DST_PORT]) != 2)
 		return false;
 	if (ip[CTA_IP_V4_DST] && mnl_attr_get_payload_len(ip[CTA_IP_V4_DST]) == 4) {
@@ -264,35 +298,41 @@ static bool orig_dst(const struct nlattr *orig, int *family, uint8_t dst[16], ui
 	return true;
 }
 
+/* A connection that is over needs no translation any more. */
+static bool is_over(const struct nlattr *protoinfo)
+{
+	const struct nlattr *pi[CTA_PROTOINFO_MAX + 1] = { 0 };
+	const struct nlattr *tcp[CTA_PROTOINFO_TCP_MAX + 1] = { 0 };
+	uint8_t st;
+
+	parse_nest(protoinfo, pi, CTA_PROTOINFO_MAX);
+	if (!pi[CTA_PROTOINFO_TCP])
+		return false;
+	parse_nest(pi[CTA_PROTOINFO_TCP], tcp, CTA_PROTOINFO_TCP_MAX);
+	if (!tcp[CTA_PROTOINFO_TCP_STATE] ||
+	    mnl_attr_validate(tcp[CTA_PROTOINFO_TCP_STATE], MNL_TYPE_U8) < 0)
+		return false;
+	st = mnl_attr_get_u8(tcp[CTA_PROTOINFO_TCP_STATE]);
+	return st == TCP_CONNTRACK_TIME_WAIT || st == TCP_CONNTRACK_CLOSE;
+}
+
 static int count_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct count_ctx *cc = data;
 	const struct nlattr *tb[CTA_MAX + 1] = { 0 };
+	struct attr_table t = { tb, CTA_MAX };
 	uint8_t dst[16];
 	uint16_t port;
+	uint32_t mark = 0;
 	int family;
 
-	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), attr_cb, tb);
+	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), table_cb, &t);
 	if (!tb[CTA_TUPLE_ORIG] || !orig_dst(tb[CTA_TUPLE_ORIG], &family, dst, &port))
 		return MNL_CB_OK;
-	if (tb[CTA_PROTOINFO]) {
-		/* A connection that is over needs no translation any more. */
-		const struct nlattr *pi[CTA_MAX + 1] = { 0 }, *tcp[CTA_MAX + 1] = { 0 };
-
-		mnl_attr_parse_nested(tb[CTA_PROTOINFO], attr_cb, pi);
-		if (pi[CTA_PROTOINFO_TCP]) {
-			mnl_attr_parse_nested(pi[CTA_PROTOINFO_TCP], attr_cb, tcp);
-			if (tcp[CTA_PROTOINFO_TCP_STATE]) {
-				uint8_t st = mnl_attr_get_u8(tcp[CTA_PROTOINFO_TCP_STATE]);
-
-				if (st == TCP_CONNTRACK_TIME_WAIT || st == TCP_CONNTRACK_CLOSE)
-					return MNL_CB_OK;
-			}
-		}
-	}
-	if (tb[CTA_SEQ_ADJ_ORIG] ||
-	    (tb[CTA_MARK] && mnl_attr_get_u32(tb[CTA_MARK]) != 0 &&
-	     cc->is_knock_dst(family, dst, port, cc->arg)))
+	if (tb[CTA_PROTOINFO] && is_over(tb[CTA_PROTOINFO]))
+		return MNL_CB_OK;
+	get_u32(tb[CTA_MARK], &mark);
+	if (tb[CTA_SEQ_ADJ_ORIG] || (mark != 0 && cc->is_knock_dst(family, dst, port, cc->arg)))
 		cc->n++;
 	return MNL_CB_OK;
 }

@@ -14,6 +14,7 @@
 #ifndef KNOCKGW_CTNL_H
 #define KNOCKGW_CTNL_H
 
+#include <linux/netlink.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -44,6 +45,16 @@ struct ct_info {
 	uint32_t pos, delta;		/* sequence adjustment, when present */
 	uint32_t mark;			/* 0 when absent */
 };
+
+/*
+ * Reads one conntrack entry message (the kernel's answer to a get) into ret:
+ * the mark and the original direction's sequence adjustment, each taken only
+ * when present and well formed; attributes of unknown types are skipped.
+ * 0, or -EBADMSG when the message is shorter than its headers or its length
+ * is not padded as the kernel pads it (ret untouched).
+ * Pure: no I/O.
+ */
+int ctnl_parse_info(const struct nlmsghdr *nlh, struct ct_info *ret);
 
 /* Reads the existing entry for f: 0, or -ENOENT when there is none. */
 int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret);
