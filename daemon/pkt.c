@@ -87,14 +87,19 @@ static size_t min_size(size_t a, size_t b)
 
 /*
  * TCP options (RFC 9293 3.2): EOL ends the list, NOP is a single byte, every
- * other option carries a length covering kind and length bytes.  A known
- * option with the wrong length, or one that appears twice, is rejected
- * rather than skipped: the stacks behind us would each pick a different
- * copy (Linux keeps the last), and the TSval we verify or the SACK block we
- * translate must be the one the endpoint acts on.
+ * other option carries a length covering kind and length bytes.  Options
+ * never make a segment less than TCP: the kernel answers a closed port's SYN
+ * whatever its options, and its listener (tcp_parse_options) reads them with
+ * the leniency below, which we copy so that a protected port and the TCP
+ * behind it agree on every segment:
+ *   - a length < 2, or one past the header, ends the walk: what came before
+ *     stands, nothing after it is read;
+ *   - a known option with the wrong length for its kind is skipped;
+ *   - a later copy of an option replaces an earlier one (an MSS of 0 is no
+ *     MSS at all), so the TSval we verify or the SACK blocks we translate are
+ *     the ones the endpoint acts on.
  */
-static enum pkt_drop parse_options(const uint8_t *buf, size_t off, size_t rem,
-				   struct pkt_view *v)
+static void parse_options(const uint8_t *buf, size_t off, size_t rem, struct pkt_view *v)
 {
 	const uint8_t *p = buf + off;
 
@@ -109,47 +114,46 @@ static enum pkt_drop parse_options(const uint8_t *buf, size_t off, size_t rem,
 			continue;
 		}
 		if (rem < TCPOLEN_HDR)
-			return PKT_BAD_OPTION;
+			break;
 		len = p[1];
 		if (len < TCPOLEN_HDR || len > rem)
-			return PKT_BAD_OPTION;
+			break;
 
 		switch (kind) {
 		case TCPOPT_MSS:
-			if (len != TCPOLEN_MSS || v->has_mss)
-				return PKT_BAD_OPTION;
-			v->has_mss = true;
-			v->mss = get_be16(p + 2);
+			if (len == TCPOLEN_MSS && get_be16(p + 2) != 0) {
+				v->has_mss = true;
+				v->mss = get_be16(p + 2);
+			}
 			break;
 		case TCPOPT_WS:
-			if (len != TCPOLEN_WS || v->has_wscale)
-				return PKT_BAD_OPTION;
-			v->has_wscale = true;
-			v->wscale = p[2];
+			if (len == TCPOLEN_WS) {
+				v->has_wscale = true;
+				v->wscale = p[2];
+			}
 			break;
 		case TCPOPT_SACK_PERM:
-			if (len != TCPOLEN_SACK_PERM || v->sack_perm)
-				return PKT_BAD_OPTION;
-			v->sack_perm = true;
+			if (len == TCPOLEN_SACK_PERM)
+				v->sack_perm = true;
 			break;
 		case TCPOPT_TS:
 			/* RFC 7323 3.2: kind 8, length 10, TSval, TSecr. */
-			if (len != TCPOLEN_TS || v->has_ts)
-				return PKT_BAD_OPTION;
-			v->has_ts = true;
-			v->ts_off = (size_t)(p - buf) + 2;
-			v->tsval = get_be32(p + 2);
-			v->tsecr = get_be32(p + 6);
+			if (len == TCPOLEN_TS) {
+				v->has_ts = true;
+				v->ts_off = (size_t)(p - buf) + 2;
+				v->tsval = get_be32(p + 2);
+				v->tsecr = get_be32(p + 6);
+			}
 			break;
 		case TCPOPT_SACK: {
 			/* RFC 2018 3: length 2 + 8n; 40 option bytes fit at most 4. */
 			size_t n = (size_t)(len - TCPOLEN_HDR) / TCPOLEN_SACK_BLOCK;
 
-			if ((len - TCPOLEN_HDR) % TCPOLEN_SACK_BLOCK != 0 || n < 1 ||
-			    n > PKT_MAX_SACK || v->nsack != 0)
-				return PKT_BAD_OPTION;
-			v->nsack = (uint8_t)n;
-			v->sack_off = (size_t)(p - buf) + 2;
+			if ((len - TCPOLEN_HDR) % TCPOLEN_SACK_BLOCK == 0 && n >= 1 &&
+			    n <= PKT_MAX_SACK) {
+				v->nsack = (uint8_t)n;
+				v->sack_off = (size_t)(p - buf) + 2;
+			}
 			break;
 		}
 		default:
@@ -159,7 +163,6 @@ static enum pkt_drop parse_options(const uint8_t *buf, size_t off, size_t rem,
 		p += len;
 		rem -= len;
 	}
-	return PKT_OK;
 }
 
 /*
@@ -194,7 +197,8 @@ static enum pkt_drop parse_tcp(const uint8_t *buf, size_t l4_off, size_t ip_end,
 	v->ack = get_be32(p + TCP_ACK_OFF);
 	v->flags = p[TCP_FLAGS_OFF];
 	v->window = get_be16(p + TCP_WIN_OFF);
-	return parse_options(buf, l4_off + TCP_HDR_MIN, hlen - TCP_HDR_MIN, v);
+	parse_options(buf, l4_off + TCP_HDR_MIN, hlen - TCP_HDR_MIN, v);
+	return PKT_OK;
 }
 
 /* RFC 791 3.1.  The caller has checked caplen >= 20 and version 4. */
@@ -348,7 +352,6 @@ const char *pkt_drop_name(enum pkt_drop reason)
 		[PKT_NOT_TCP] = "not_tcp",
 		[PKT_TCP_SHORT] = "tcp_short",
 		[PKT_BAD_DOFF] = "bad_doff",
-		[PKT_BAD_OPTION] = "bad_option",
 	};
 
 	if ((unsigned)reason >= PKT_DROP_MAX || names[reason] == NULL)

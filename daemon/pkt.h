@@ -8,6 +8,9 @@
  * the start of buf and every byte they describe lies inside caplen, except the
  * payload: when the capture was cut short (NFQUEUE copy range), payload_len is
  * what the IP header declares and payload_caplen what was captured.
+ * TCP options never reject a segment, as they never make the kernel's TCP
+ * discard one: the view holds the options the kernel would act on (the last
+ * well-formed copy of each; a malformed length ends the list), see pkt.c.
  */
 #ifndef KNOCKGW_PKT_H
 #define KNOCKGW_PKT_H
@@ -28,7 +31,6 @@ enum pkt_drop {
 	PKT_NOT_TCP,		/* not TCP (or ESP/no-next-header) */
 	PKT_TCP_SHORT,		/* fewer than 20 bytes of TCP header */
 	PKT_BAD_DOFF,		/* data offset < 5 or beyond the IP payload */
-	PKT_BAD_OPTION,		/* malformed TCP option */
 	PKT_DROP_MAX
 };
 

@@ -243,21 +243,28 @@ static const struct row rows[] = {
 	/* 40 */ { 4, .flags = TCP_ACK | TCP_PSH,
 		   OPTS(1, 1, 5, 34, SACKB(1), SACKB(2), SACKB(3), SACKB(4)), .paylen = 7,
 		   OK(V4, TH + 36, 7, 7), .nsack = 4 },
-	/* 41 */ { 4, .flags = TCP_ACK, OPTS(1, 1, 5, 2), .want = PKT_BAD_OPTION },
-	/* 42 */ { 4, .flags = TCP_ACK, OPTS(5, 11, SACKB(1), 0), .want = PKT_BAD_OPTION },
+	/*
+	 * Option lengths, as the kernel's tcp_parse_options reads them: a known
+	 * option of the wrong length is skipped, a length < 2 or one past the
+	 * header ends the list; the segment is TCP all the same.
+	 */
+	/* 41 */ { 4, .flags = TCP_ACK, OPTS(1, 1, 5, 2), OK(V4, TH + 4, 0, 0) },
+	/* 42 */ { 4, .flags = TCP_ACK, OPTS(5, 11, SACKB(1), 0), OK(V4, TH + 12, 0, 0) },
 	/* An MSS kind in the last byte, its length byte missing. */
-	/* 43 */ { 4, OPTS(1, 1, 1, 2), .want = PKT_BAD_OPTION },
-	/* 44 */ { 4, OPTS(34, 0, 0, 0), .want = PKT_BAD_OPTION },		/* zero length */
-	/* 45 */ { 4, OPTS(34, 1, 0, 0), .want = PKT_BAD_OPTION },
-	/* 46 */ { 4, OPTS(34, 5, 0, 0), .want = PKT_BAD_OPTION },		/* past doff */
-	/* 47 */ { 4, OPTS(O_MSS, 8, 10, 0, 0), .want = PKT_BAD_OPTION },	/* TS past doff */
-	/* 48 */ { 4, OPTS(2, 5, 5, 0xb4, 0, 0, 0, 0), .want = PKT_BAD_OPTION },
-	/* 49 */ { 4, OPTS(2, 3, 5, 0), .want = PKT_BAD_OPTION },
-	/* 50 */ { 4, OPTS(3, 4, 7, 0), .want = PKT_BAD_OPTION },
-	/* 51 */ { 4, OPTS(4, 3, 0, 0), .want = PKT_BAD_OPTION },
-	/* 52 */ { 4, OPTS(8, 8, 0, 0, 0, 0, 0, 0), .want = PKT_BAD_OPTION },
-	/* 53 */ { 4, OPTS(O_TS, 1, 1, O_TS, 1, 1), .want = PKT_BAD_OPTION },	/* twice */
-	/* 54 */ { 4, OPTS(O_MSS, O_MSS), .want = PKT_BAD_OPTION },
+	/* 43 */ { 4, OPTS(1, 1, 1, 2), OK(V4, TH + 4, 0, 0) },
+	/* 44 */ { 4, OPTS(34, 0, 0, 0), OK(V4, TH + 4, 0, 0) },		/* zero length */
+	/* 45 */ { 4, OPTS(34, 1, 0, 0), OK(V4, TH + 4, 0, 0) },
+	/* 46 */ { 4, OPTS(34, 5, 0, 0), OK(V4, TH + 4, 0, 0) },		/* past doff */
+	/* 47 */ { 4, OPTS(O_MSS, 8, 10, 0, 0), OK(V4, TH + 8, 0, 0), .has = X_MSS,
+		   .mss = 1460 },					/* TS past doff */
+	/* 48 */ { 4, OPTS(2, 5, 5, 0xb4, 0, 0, 0, 0), OK(V4, TH + 8, 0, 0) },	/* MSS length 5 */
+	/* 49 */ { 4, OPTS(2, 3, 5, 0), OK(V4, TH + 4, 0, 0) },
+	/* 50 */ { 4, OPTS(3, 4, 7, 0), OK(V4, TH + 4, 0, 0) },
+	/* 51 */ { 4, OPTS(4, 3, 0, 0), OK(V4, TH + 4, 0, 0) },
+	/* 52 */ { 4, OPTS(8, 8, 0, 0, 0, 0, 0, 0), OK(V4, TH + 8, 0, 0) },
+	/* A later copy replaces an earlier one. */
+	/* 53 */ { 4, OPTS(O_TS, 1, 1, O_TS, 1, 1), OK(V4, TH + 24, 0, 0), .has = X_TS },
+	/* 54 */ { 4, OPTS(O_MSS, O_MSS), OK(V4, TH + 8, 0, 0), .has = X_MSS, .mss = 1460 },
 	/* 55 */ { 4, OPTS(0xfe, 4, 0xf9, 0x89, O_MSS), OK(V4, TH + 8, 0, 0), .has = X_MSS,
 		   .mss = 1460 },				/* RFC 6994 skipped */
 	/* Nothing after EOL is read, not even a broken option. */
@@ -267,7 +274,9 @@ static const struct row rows[] = {
 	/* 59 */ { 4, OPTS(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 			   1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1),
 		   OK(V4, 60, 0, 0) },
-	/* 60 */ { 4, OPTS(O_LINUX_SYN), .poke = { P8(V4 + 12, 0x80) }, .want = PKT_BAD_OPTION },
+	/* Data offset 8 cuts the TS option in two: MSS and SACK-perm stand. */
+	/* 60 */ { 4, OPTS(O_LINUX_SYN), .poke = { P8(V4 + 12, 0x80) }, OK(V4, TH + 12, 8, 8),
+		   .has = X_MSS | X_SACKP, .mss = 1460 },
 
 	/* IPv6, RFC 8200. */
 	/* 61 */ { 6, OK(V6, TH, 0, 0) },
@@ -325,7 +334,23 @@ static const struct row rows[] = {
 	/* 93 */ { 6, EXT(NH_HOP, OPTHDR(NH_TCP)), .flags = TCP_ACK,
 		   OPTS(1, 1, O_TS, 1, 1, 5, 26, SACKB(1), SACKB(2), SACKB(3)), .paylen = 1000,
 		   .trim = 999, OK(V6 + 8, TH + 40, 1000, 1), .has = X_TS, .nsack = 3 },
-	/* 94 */ { 6, OPTS(O_MSS, 5, 3, 0, 0), .want = PKT_BAD_OPTION },
+	/* 94 */ { 6, OPTS(O_MSS, 5, 3, 0, 0), OK(V6, TH + 8, 0, 0), .has = X_MSS, .mss = 1460 },
+
+	/* More of tcp_parse_options: the last well-formed copy wins. */
+	/* 95 */ { 4, OPTS(O_MSS, 2, 4, 0x02, 0x00), OK(V4, TH + 8, 0, 0), .has = X_MSS,
+		   .mss = 512 },
+	/* An MSS of 0 is ignored, not taken. */
+	/* 96 */ { 4, OPTS(O_MSS, 2, 4, 0, 0), OK(V4, TH + 8, 0, 0), .has = X_MSS, .mss = 1460 },
+	/* 97 */ { 4, OPTS(8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 1, 1, O_TS), OK(V4, TH + 24, 0, 0),
+		   .has = X_TS },
+	/* 98 */ { 4, OPTS(8, 8, 0, 0, 0, 0, 0, 0, O_TS), OK(V4, TH + 20, 0, 0), .has = X_TS },
+	/* What came before a broken length stands; nothing after it is read. */
+	/* 99 */ { 4, OPTS(O_TS, 1, 1, 34, 0), OK(V4, TH + 16, 0, 0), .has = X_TS },
+	/* 100 */ { 4, OPTS(34, 0, O_TS, 1, 1), OK(V4, TH + 16, 0, 0) },
+	/* 101 */ { 4, OPTS(3, 3, 2, O_WS), OK(V4, TH + 8, 0, 0), .has = X_WS, .ws = 7 },
+	/* 102 */ { 4, .flags = TCP_ACK, OPTS(5, 10, SACKB(9), 5, 10, SACKB(1)),
+		    OK(V4, TH + 20, 0, 0), .nsack = 1 },
+	/* 103 */ { 6, OPTS(2, 5, 5, 0xb4, 0, O_TS, 1, 1, 1), OK(V6, TH + 20, 0, 0), .has = X_TS },
 };
 
 static size_t build(const struct row *r, uint8_t *buf, size_t *ret_caplen)
