@@ -419,24 +419,57 @@ static uint32_t copy_range(const struct conf *c)
 /*
  * After setup the daemon needs CAP_NET_ADMIN only (queue verdicts, nft
  * reloads, conntrack entries, SOCK_DESTROY); the raw sockets are open, so
- * CAP_NET_RAW goes too, and every other capability, from the bounding set
- * as well.  Capabilities are per thread: this runs before the workers
- * start, and they inherit the reduced set.
+ * CAP_NET_RAW goes too.  Capabilities are per thread: this runs before the
+ * workers start, and they inherit the reduced set.
+ *
+ * What holds the line is no_new_privs together with permitted, effective,
+ * inheritable and ambient reduced to CAP_NET_ADMIN: no execve can then
+ * give back more than the permitted set (not even to uid 0), and nothing
+ * else raises a capability.  The bounding set only limits what an execve
+ * may grant, so shrinking it is a second lock on the same door; it takes
+ * CAP_SETPCAP, which a service manager that already bounded the set (our
+ * own unit: CAP_NET_ADMIN CAP_NET_RAW) does not leave us.  Then the
+ * capabilities still in it stay there, *ret_kept says how many, and the
+ * daemon runs: refusing to start under its own unit protects nothing.
  */
-static int drop_capabilities(void)
+static int drop_capabilities(int *ret_kept)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+	bool setpcap;
+	int kept = 0;
 
-	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
-		if (cap != CAP_NET_ADMIN && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
-		    errno != EINVAL)
-			return -errno;
-	data[0].effective = data[0].permitted = 1u << CAP_NET_ADMIN;
-	if (syscall(SYS_capset, &hdr, data) < 0)
-		return -errno;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	setpcap = data[CAP_TO_INDEX(CAP_SETPCAP)].effective & CAP_TO_MASK(CAP_SETPCAP);
+	/* Up to the running kernel's last capability, which may be newer than ours. */
+	for (int cap = 0; cap < 64; cap++) {
+		int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+
+		if (r < 0 && errno == EINVAL)
+			break;
+		if (r < 0)
+			return -errno;
+		if (r == 0 || cap == CAP_NET_ADMIN)
+			continue;
+		if (!setpcap) {
+			kept++;
+			continue;
+		}
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			return -errno;
+	}
+	memset(data, 0, sizeof(data));
+	data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective = CAP_TO_MASK(CAP_NET_ADMIN);
+	data[CAP_TO_INDEX(CAP_NET_ADMIN)].permitted = CAP_TO_MASK(CAP_NET_ADMIN);
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
+	/* capset() already emptied the ambient set (it cannot exceed inheritable). */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	*ret_kept = kept;
 	return 0;
 }
 
@@ -719,7 +752,7 @@ static int run(struct knockgw *kg, const char *path)
 {
 	char err[512], status[400];
 	uint64_t wd_usec = 0, last_status = 0, last_wd = 0, last_table = 0;
-	int ret = 1;
+	int ret = 1, kept = 0, r;
 
 	setup_signals();
 	kg->started_ms = now_ms(CLOCK_MONOTONIC);
@@ -738,10 +771,17 @@ static int run(struct knockgw *kg, const char *path)
 		goto out;
 	}
 	kg->ctl_open = true;
-	if (drop_capabilities() < 0) {
+	r = drop_capabilities(&kept);
+	if (r < 0) {
+		errno = -r;
 		log_warn("cannot drop capabilities");
 		goto out;
 	}
+	if (kept > 0)
+		log_info("capabilities: CAP_NET_ADMIN only; %d other(s) stay in the bounding set "
+			 "(no CAP_SETPCAP to remove them), out of reach under no_new_privs", kept);
+	else
+		log_info("capabilities: CAP_NET_ADMIN only, the bounding set too");
 	if (start_workers(kg) < 0)
 		goto out;
 	if (kg->conf->rules_manage) {
