@@ -97,11 +97,15 @@ static int configure(struct nfqueue *q, uint32_t copy_range, uint32_t maxlen, un
 	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
 	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, (int)copy_range);
 	nfq_nlmsg_cfg_put_qmaxlen(nlh, maxlen);
-	if (flags & NFQUEUE_F_FAIL_OPEN)
-		f |= NFQA_CFG_F_FAIL_OPEN;
 	if (flags & NFQUEUE_F_GSO)
 		f |= NFQA_CFG_F_GSO;
-	/* The mask names every flag we own, so stale ones are cleared too. */
+	/*
+	 * The mask names every flag we own, so stale ones are cleared too.
+	 * NFQA_CFG_F_FAIL_OPEN is named and never set: with it the kernel
+	 * accepts whatever does not fit in a full queue while we are
+	 * attached, so a daemon that falls behind (or is stopped) would let a
+	 * SYN flood reach the service unchecked.  A full queue drops.
+	 */
 	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(f));
 	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO));
 	r = cfg_send(q, nlh);

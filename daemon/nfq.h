@@ -6,6 +6,9 @@
  *   - nfqueue_open() binds queue num with a copy range and flags, sizes the socket
  *     (SO_RCVBUFFORCE), and sets a short receive timeout so the reader never
  *     sleeps on a wedged socket (FINDINGS.md "Wedge").
+ *   - A full queue drops what does not fit, always: the kernel's fail-open
+ *     flag is cleared on every bind.  Letting packets through unchecked
+ *     when no daemon is attached is the rules' queue bypass, not ours.
  *   - nfqueue_recv() reads up to a batch of packets with one recvmmsg() and calls
  *     the handler for each, in queue order; the handler must answer every
  *     packet exactly once, now (nfqueue_verdict*) or later (a held packet).
@@ -30,7 +33,6 @@ enum nfqueue_verdict {
 };
 
 enum nfqueue_flags {
-	NFQUEUE_F_FAIL_OPEN = 1 << 0,	/* kernel accepts when the queue is full */
 	NFQUEUE_F_GSO = 1 << 1,		/* take GSO packets unsegmented */
 };
 
