@@ -476,7 +476,7 @@ static int drop_capabilities(int *ret_kept)
 static int open_workers(struct knockgw *kg)
 {
 	const struct conf *c = kg->conf;
-	unsigned flags = c->fail_open ? NFQUEUE_F_FAIL_OPEN : 0;
+	unsigned flags = 0;
 
 	/* The user path takes segmentation offloads whole (GSO) and fixes sums. */
 	if (c->translate == TRANSLATE_USER && c->nknock > 0)
