@@ -49,10 +49,13 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/x_tables.h>
 #include <linux/netfilter/xt_NFQUEUE.h>
+#include <limits.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,9 +78,20 @@ enum {
 	CLOSED_PRIORITY = 10,
 	RAW_PRIORITY = -300,
 	USER_PRIORITY = -150,
-	MAX_MSGS = 4 * CONF_MAX_PROTECT * (CONF_MAX_ADDRS + 1) + 16,
+	PLAN_FIRST = 64,
 	MSG_WHAT_LEN = 96,
-	BATCH_BYTES = 4 << 20,
+	BATCH_PAGE_BYTES = 1 << 20,
+	/* Room past a page's limit for the message that crosses it: larger
+	 * than any one message (a netlink attribute's length is 16 bits). */
+	MSG_ROOM_BYTES = (1 << 16) + 4096,
+	SNDBUF_SLACK = 4096,
+	/* What one answer costs in the receive buffer, as the kernel counts it
+	 * (the socket buffer's overhead with the capped nlmsgerr): an
+	 * estimate, so sized twice over. */
+	ACK_BYTES = 1024,
+	ACK_MARGIN = 2,
+	ACK_READ_BYTES = 1 << 16,
+	ACK_WAIT_MS = 5000,
 	TCP_FLAGS_OFF = 13,
 	TCP_DPORT_OFF = 2,
 	TCP_SYN_BIT = 0x02,
@@ -127,31 +141,59 @@ struct rule {
 	uint8_t value;			/* RK_CLOSED_SOCKET: the socket's transparent flag */
 };
 
+/*
+ * The plan grows as it is made: its size follows the configuration (up to
+ * CONF_MAX_PROTECT entries of CONF_MAX_ADDRS addresses each, and the knock
+ * entries), and a rule that did not fit must never be dropped silently, which
+ * would leave a port unprotected: out of memory fails the whole plan.
+ */
 struct plan {
-	size_t n;
-	struct rule r[MAX_MSGS];
+	size_t n, cap;
+	struct rule *r;
+	bool failed;
 	bool used[CH_MAX];
 	uint16_t qnum, qtotal;
 	bool bypass;
 };
 
+static void plan_push(struct plan *p, struct rule ru)
+{
+	if (p->failed)
+		return;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : PLAN_FIRST;
+		struct rule *r = reallocarray(p->r, cap, sizeof(*r));
+
+		if (!r) {
+			p->failed = true;
+			return;
+		}
+		p->r = r;
+		p->cap = cap;
+	}
+	p->r[p->n++] = ru;
+	p->used[ru.chain] = true;
+}
+
+static void plan_free(struct plan *p)
+{
+	free(p->r);
+	p->r = NULL;
+	p->n = p->cap = 0;
+}
+
 static void plan_add(struct plan *p, enum rule_kind k, const struct conf_protect *e,
 		     const struct prefix *a)
 {
-	if (p->n < MAX_MSGS)
-		p->r[p->n++] = (struct rule){ .kind = k, .chain = CH_INPUT, .port = e ? e->port : 0,
-					      .addr = a, .entry_line = e ? e->line : 0 };
-	p->used[CH_INPUT] = true;
+	plan_push(p, (struct rule){ .kind = k, .chain = CH_INPUT, .port = e ? e->port : 0,
+				    .addr = a, .entry_line = e ? e->line : 0 });
 }
 
 static void plan_client(struct plan *p, enum rule_kind k, enum chain_id ch,
 			const struct conf_knock *e, bool src)
 {
-	if (p->n < MAX_MSGS)
-		p->r[p->n++] = (struct rule){ .kind = k, .chain = ch, .port = e->port,
-					      .addr = &e->dst, .addr_is_src = src,
-					      .entry_line = e->line };
-	p->used[ch] = true;
+	plan_push(p, (struct rule){ .kind = k, .chain = ch, .port = e->port, .addr = &e->dst,
+				    .addr_is_src = src, .entry_line = e->line });
 }
 
 static void plan_entry(struct plan *p, const struct conf_protect *e, const struct prefix *a)
@@ -162,32 +204,40 @@ static void plan_entry(struct plan *p, const struct conf_protect *e, const struc
 		plan_add(p, RK_INTEG, e, a);
 }
 
+static void plan_start(const struct conf *c, struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->qnum = c->queue_num;
+	p->qtotal = c->queue_count;
+	p->bypass = c->fail_open;
+}
+
 /*
  * What stays after a stop while translated client flows are open: conntrack
  * only runs in a namespace while some rule uses it, and seqadj with it; the
  * user path's packets keep going to the queue, where they wait (and drop,
  * to be retransmitted) until a daemon is back.  No knock, no server rule.
+ * 0 or -ENOMEM (then nothing is planned).
  */
-static void make_keeper_plan(const struct conf *c, struct plan *p)
+static int make_keeper_plan(const struct conf *c, struct plan *p)
 {
-	memset(p, 0, sizeof(*p));
-	p->qnum = c->queue_num;
-	p->qtotal = c->queue_count;
-	p->bypass = c->fail_open;
-	p->r[p->n++] = (struct rule){ .kind = RK_CT_KEEP, .chain = CH_OUTPUT_RAW };
-	p->used[CH_OUTPUT_RAW] = true;
+	plan_start(c, p);
+	plan_push(p, (struct rule){ .kind = RK_CT_KEEP, .chain = CH_OUTPUT_RAW });
 	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++) {
 		plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, &c->knock[i], false);
 		plan_client(p, RK_CLIENT_IN, CH_PREROUTING, &c->knock[i], true);
 	}
+	if (p->failed) {
+		plan_free(p);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
-static void make_plan(const struct conf *c, struct plan *p)
+/* 0 or -ENOMEM (then nothing is planned). */
+static int make_plan(const struct conf *c, struct plan *p)
 {
-	memset(p, 0, sizeof(*p));
-	p->qnum = c->queue_num;
-	p->qtotal = c->queue_count;
-	p->bypass = c->fail_open;
+	plan_start(c, p);
 	plan_add(p, RK_MARK_INTEG, NULL, NULL);
 	plan_add(p, RK_MARK_RELEASE, NULL, NULL);
 	for (size_t i = 0; i < c->nprotect; i++) {
@@ -200,10 +250,9 @@ static void make_plan(const struct conf *c, struct plan *p)
 	}
 	if (c->closed_ports == CLOSED_DAEMON && c->nprotect > 0) {
 		for (uint8_t t = 0; t <= 1; t++)
-			p->r[p->n++] = (struct rule){ .kind = RK_CLOSED_SOCKET,
-						      .chain = CH_INPUT_CLOSED, .value = t };
-		p->r[p->n++] = (struct rule){ .kind = RK_CLOSED, .chain = CH_INPUT_CLOSED };
-		p->used[CH_INPUT_CLOSED] = true;
+			plan_push(p, (struct rule){ .kind = RK_CLOSED_SOCKET,
+						    .chain = CH_INPUT_CLOSED, .value = t });
+		plan_push(p, (struct rule){ .kind = RK_CLOSED, .chain = CH_INPUT_CLOSED });
 	}
 	for (size_t i = 0; i < c->nknock; i++) {
 		const struct conf_knock *k = &c->knock[i];
@@ -214,6 +263,11 @@ static void make_plan(const struct conf *c, struct plan *p)
 			plan_client(p, RK_CLIENT_IN, CH_PREROUTING, k, true);
 		}
 	}
+	if (p->failed) {
+		plan_free(p);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------ text form */
@@ -312,9 +366,11 @@ void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f)
 {
 	struct plan *p = malloc(sizeof(*p));
 
-	if (!p)
+	if (!p || make_plan(c, p) < 0) {
+		fprintf(f, "# knockgw: out of memory planning the ruleset\n");
+		free(p);
 		return;
-	make_plan(c, p);
+	}
 	fprintf(f, "# knockgw ruleset for %s (knockgw print-rules)\n", c->path);
 	if (kind == NFT_QUEUE_COMPAT)
 		fprintf(f, "# This kernel lacks nft's queue expression: knockgw installs the\n"
@@ -338,80 +394,114 @@ void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f)
 		fprintf(f, "\t}\n");
 	}
 	fprintf(f, "}\n");
+	plan_free(p);
 	free(p);
 }
 
 /* ------------------------------------------------------- netlink form */
 
+/*
+ * A batch of any size: libnftnl's pages, each with room past its limit for
+ * the one message that crosses it (a message is written out before the batch
+ * can tell it did not fit, and is then moved to a fresh page).  One record
+ * per message that asks for an answer, found again by its sequence number:
+ * the kernel answers each of them, since each carries NLM_F_ACK.
+ */
+struct batch_msg {
+	int err;
+	bool done;
+	char what[MSG_WHAT_LEN];
+};
+
 struct batch {
-	char *buf;
-	struct mnl_nlmsg_batch *b;
+	struct nftnl_batch *b;
+	uint32_t begin_seq;		/* BATCH_BEGIN; the messages follow it, in order */
 	uint32_t seq;
-	size_t n;
-	uint32_t seqs[MAX_MSGS];
-	char what[MAX_MSGS][MSG_WHAT_LEN];
-	int err[MAX_MSGS];
-	bool done[MAX_MSGS];
+	size_t n, cap, answered;
+	struct batch_msg *m;
+	int failed;			/* -errno: the batch is incomplete, never sent */
+	int batch_err;			/* the kernel refused the batch as a whole */
 	char extmsg[128];
 };
+
+static void batch_update(struct batch *bt)
+{
+	if (nftnl_batch_update(bt->b) < 0 && !bt->failed)
+		bt->failed = -ENOMEM;
+}
 
 static int batch_init(struct batch *bt)
 {
 	memset(bt, 0, sizeof(*bt));
-	bt->buf = malloc(BATCH_BYTES);
-	if (!bt->buf)
+	bt->b = nftnl_batch_alloc(BATCH_PAGE_BYTES, MSG_ROOM_BYTES);
+	if (!bt->b)
 		return -ENOMEM;
-	bt->b = mnl_nlmsg_batch_start(bt->buf, BATCH_BYTES);
 	bt->seq = (uint32_t)time(NULL);
-	nftnl_batch_begin(mnl_nlmsg_batch_current(bt->b), bt->seq++);
-	mnl_nlmsg_batch_next(bt->b);
-	return 0;
+	bt->begin_seq = bt->seq;
+	nftnl_batch_begin(nftnl_batch_buffer(bt->b), bt->seq++);
+	batch_update(bt);
+	return bt->failed;
 }
 
 static void batch_free(struct batch *bt)
 {
 	if (bt->b)
-		mnl_nlmsg_batch_stop(bt->b);
-	free(bt->buf);
+		nftnl_batch_free(bt->b);
+	free(bt->m);
 }
 
 /* Starts one message; what names it in error reports. */
 static struct nlmsghdr *batch_msg(struct batch *bt, uint16_t type, uint16_t flags, const char *what)
 {
-	size_t i = bt->n < MAX_MSGS ? bt->n++ : MAX_MSGS - 1;
+	if (bt->n == bt->cap && !bt->failed) {
+		size_t cap = bt->cap ? 2 * bt->cap : PLAN_FIRST;
+		struct batch_msg *m = reallocarray(bt->m, cap, sizeof(*m));
 
-	bt->seqs[i] = bt->seq;
-	snprintf(bt->what[i], sizeof(bt->what[i]), "%s", what);
-	return nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(bt->b), type, NFPROTO_INET,
+		if (m) {
+			bt->m = m;
+			bt->cap = cap;
+		} else {
+			bt->failed = -ENOMEM;
+		}
+	}
+	if (!bt->failed) {
+		bt->m[bt->n] = (struct batch_msg){ 0 };
+		snprintf(bt->m[bt->n].what, sizeof(bt->m[bt->n].what), "%s", what);
+		bt->n++;
+	}
+	/* The message is built (into the page's spare room) even when it will
+	 * never be sent, so that the seq of message i stays begin_seq + 1 + i. */
+	return nftnl_nlmsg_build_hdr(nftnl_batch_buffer(bt->b), type, NFPROTO_INET,
 				     flags | NLM_F_ACK, bt->seq++);
-}
-
-static int batch_next(struct batch *bt)
-{
-	return mnl_nlmsg_batch_next(bt->b) ? 0 : -ENOSPC;
 }
 
 static int cb_err(const struct nlmsghdr *nlh, void *data)
 {
 	struct batch *bt = data;
 	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	uint32_t i = nlh->nlmsg_seq - bt->begin_seq - 1;
 
 	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e)))
-		return MNL_CB_ERROR;
-	for (size_t i = 0; i < bt->n; i++) {
-		if (bt->seqs[i] != nlh->nlmsg_seq)
-			continue;
-		bt->done[i] = true;
-		bt->err[i] = -e->error;
+		return MNL_CB_OK;
+	if (nlh->nlmsg_seq == bt->begin_seq) {
+		/* Refused as a whole, pointing at its first message: permission,
+		 * or no memory to record the answers. */
+		if (e->error)
+			bt->batch_err = -e->error;
+	} else if (i < bt->n && !bt->m[i].done) {
+		bt->m[i].done = true;
+		bt->m[i].err = -e->error;
+		bt->answered++;
 	}
-	if (e->error && (nlh->nlmsg_flags & NLM_F_ACK_TLVS)) {
+	if (e->error && !bt->extmsg[0] && (nlh->nlmsg_flags & NLM_F_ACK_TLVS)) {
 		const struct nlattr *a;
 		size_t off = sizeof(*e);
 
 		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
 			off += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
 		mnl_attr_for_each(a, nlh, off)
-			if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG)
+			if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG &&
+			    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
 				snprintf(bt->extmsg, sizeof(bt->extmsg), "%s", mnl_attr_get_str(a));
 	}
 	return MNL_CB_OK;
@@ -435,52 +525,148 @@ static struct mnl_socket *nl_open(void)
 }
 
 /*
+ * Raises a socket buffer to at least bytes: the FORCE option goes past the
+ * system's maximum (rmem_max, wmem_max) with CAP_NET_ADMIN, which the daemon
+ * has; without it, as far as that maximum allows.
+ */
+static void raise_buffer(int fd, int opt, int force_opt, size_t bytes)
+{
+	int have = 0, want = bytes > INT_MAX / 2 ? INT_MAX / 2 : (int)bytes;
+	socklen_t len = sizeof(have);
+
+	if (getsockopt(fd, SOL_SOCKET, opt, &have, &len) == 0 && have >= want)
+		return;
+	if (setsockopt(fd, SOL_SOCKET, force_opt, &want, sizeof(want)) < 0)
+		setsockopt(fd, SOL_SOCKET, opt, &want, sizeof(want));
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Reads answers until every message has one, the kernel refused the batch
+ * as a whole, or the deadline passes.  The kernel runs the whole batch
+ * inside sendmsg and queues every answer before it returns, so the deadline
+ * only ends the wait for answers that were lost.  0, or -ENOBUFS when the
+ * kernel dropped answers (the receive buffer overran).
+ */
+static int read_answers(struct batch *bt, struct mnl_socket *nl)
+{
+	char rbuf[ACK_READ_BYTES];
+	mnl_cb_t ctl[NLMSG_MIN_TYPE] = { [NLMSG_ERROR] = cb_err };
+	int fd = mnl_socket_get_fd(nl);
+	int64_t deadline = now_ms() + ACK_WAIT_MS;
+
+	/* Bounded: each pass reads one answer or ends; the deadline ends the rest. */
+	for (size_t pass = 0; pass <= 2 * bt->n + 16; pass++) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int64_t left = deadline - now_ms();
+		ssize_t n;
+
+		if (bt->answered == bt->n || bt->batch_err || left <= 0)
+			break;
+		if (poll(&pfd, 1, (int)left) == 0)
+			break;
+		n = recv(fd, rbuf, sizeof(rbuf), MSG_DONTWAIT);
+		if (n < 0 && errno == ENOBUFS)
+			return -ENOBUFS;
+		if (n <= 0)
+			continue;
+		mnl_cb_run2(rbuf, (size_t)n, 0, mnl_socket_get_portid(nl), NULL, bt, ctl,
+			    NLMSG_MIN_TYPE);
+	}
+	return 0;
+}
+
+/*
  * Sends the batch and maps every answer back to its message by sequence
- * number.  The kernel runs the whole batch inside sendmsg, so every answer
- * is queued when it returns.  Returns 0, or the first failure's -errno with
- * the failing message named in err.
+ * number.  Returns 0 only when every message was answered and none failed;
+ * else the first failure's -errno with the failing message named in err,
+ * or the first unanswered message named.
  */
 static int batch_talk(struct batch *bt, char *err, size_t errlen)
 {
 	struct mnl_socket *nl;
-	char rbuf[1 << 16];
-	mnl_cb_t ctl[NLMSG_MIN_TYPE] = { [NLMSG_ERROR] = cb_err };
-	int ret = 0;
+	struct sockaddr_nl snl = { .nl_family = AF_NETLINK };
+	struct iovec *iov = NULL;
+	struct msghdr msg = { .msg_name = &snl, .msg_namelen = sizeof(snl) };
+	size_t total = 0;
+	int ret = 0, niov;
 
-	nftnl_batch_end(mnl_nlmsg_batch_current(bt->b), bt->seq++);
-	if (batch_next(bt) < 0) {
-		snprintf(err, errlen, "ruleset too large for one batch");
-		return -ENOSPC;
+	nftnl_batch_end(nftnl_batch_buffer(bt->b), bt->seq++);
+	batch_update(bt);
+	if (bt->failed) {
+		snprintf(err, errlen, "cannot build the ruleset's batch: %s", strerror(-bt->failed));
+		return bt->failed;
 	}
+	niov = nftnl_batch_iovec_len(bt->b);
+	iov = calloc((size_t)niov, sizeof(*iov));
+	if (!iov) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	nftnl_batch_iovec(bt->b, iov, (uint32_t)niov);
+	for (int i = 0; i < niov; i++)
+		total += iov[i].iov_len;
+	msg.msg_iov = iov;
+	msg.msg_iovlen = (size_t)niov;
+
 	nl = nl_open();
 	if (!nl) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot open a netfilter netlink socket: %s", strerror(errno));
+		free(iov);
 		return ret;
 	}
-	if (mnl_socket_sendto(nl, mnl_nlmsg_batch_head(bt->b), mnl_nlmsg_batch_size(bt->b)) < 0) {
+	/*
+	 * The kernel takes the batch in one datagram no larger than the send
+	 * buffer, and drops answers that do not fit in the receive buffer:
+	 * both must hold the whole batch and every answer to it.
+	 */
+	raise_buffer(mnl_socket_get_fd(nl), SO_SNDBUF, SO_SNDBUFFORCE, total + SNDBUF_SLACK);
+	raise_buffer(mnl_socket_get_fd(nl), SO_RCVBUF, SO_RCVBUFFORCE,
+		     (bt->n + 2) * ACK_BYTES * ACK_MARGIN);
+	if (sendmsg(mnl_socket_get_fd(nl), &msg, 0) < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot send the batch: %s", strerror(errno));
+		snprintf(err, errlen, "cannot send the batch (%zu messages, %zu bytes): %s", bt->n,
+			 total, strerror(errno));
 		goto out;
 	}
-	for (int i = 0; i < 4096; i++) {	/* bounded: one answer per message */
-		ssize_t n = recv(mnl_socket_get_fd(nl), rbuf, sizeof(rbuf), MSG_DONTWAIT);
-
-		if (n < 0)
-			break;
-		mnl_cb_run2(rbuf, (size_t)n, 0, mnl_socket_get_portid(nl), NULL, bt, ctl,
-			    NLMSG_MIN_TYPE);
+	ret = read_answers(bt, nl);
+	if (bt->batch_err) {
+		ret = -bt->batch_err;
+		snprintf(err, errlen, "the kernel refused the batch: %s%s%s", strerror(bt->batch_err),
+			 bt->extmsg[0] ? ": " : "", bt->extmsg);
+		goto out;
 	}
 	for (size_t i = 0; i < bt->n; i++) {
-		if (bt->done[i] && bt->err[i]) {
-			ret = -bt->err[i];
-			snprintf(err, errlen, "%s: %s%s%s", bt->what[i], strerror(bt->err[i]),
+		if (bt->m[i].done && bt->m[i].err) {
+			ret = -bt->m[i].err;
+			snprintf(err, errlen, "%s: %s%s%s", bt->m[i].what, strerror(bt->m[i].err),
 				 bt->extmsg[0] ? ": " : "", bt->extmsg);
-			break;
+			goto out;
 		}
 	}
+	for (size_t i = 0; i < bt->n; i++) {
+		if (!bt->m[i].done) {
+			snprintf(err, errlen, "%s: %s (%zu of %zu messages unanswered)",
+				 bt->m[i].what,
+				 ret == -ENOBUFS ? "the kernel's answer was lost (receive buffer overrun)"
+						 : "no answer from the kernel",
+				 bt->n - bt->answered, bt->n);
+			ret = ret ? ret : -ETIMEDOUT;
+			goto out;
+		}
+	}
+	ret = 0;
 out:
 	mnl_socket_close(nl);
+	free(iov);
 	return ret;
 }
 
@@ -493,7 +679,7 @@ static void put_table(struct batch *bt, const char *name, uint16_t type, uint16_
 	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
 	nftnl_table_nlmsg_build_payload(batch_msg(bt, type, flags, what), t);
 	nftnl_table_free(t);
-	batch_next(bt);
+	batch_update(bt);
 }
 
 static void put_chain(struct batch *bt, const char *table, enum chain_id ch)
@@ -510,7 +696,7 @@ static void put_chain(struct batch *bt, const char *table, enum chain_id ch)
 	snprintf(what, sizeof(what), "chain %s", chains[ch].name);
 	nftnl_chain_nlmsg_build_payload(batch_msg(bt, NFT_MSG_NEWCHAIN, NLM_F_CREATE, what), c);
 	nftnl_chain_free(c);
-	batch_next(bt);
+	batch_update(bt);
 }
 
 /* Expression helpers: each loads into or tests register 1. */
@@ -843,23 +1029,21 @@ static void put_rule(struct batch *bt, const char *table, const struct rule *ru,
 						 what),
 				       r);
 	nftnl_rule_free(r);
-	batch_next(bt);
+	batch_update(bt);
 }
 
 static int install(const struct conf *c, enum nft_queue_kind kind, bool keeper, char *err,
 		   size_t errlen)
 {
-	struct batch *bt = malloc(sizeof(*bt));
-	struct plan *p = malloc(sizeof(*p));
+	struct batch *bt = calloc(1, sizeof(*bt));
+	struct plan *p = calloc(1, sizeof(*p));
 	int ret = -ENOMEM;
 
 	snprintf(err, errlen, "out of memory");
 	if (!bt || !p || batch_init(bt) < 0)
 		goto out;
-	if (keeper)
-		make_keeper_plan(c, p);
-	else
-		make_plan(c, p);
+	if ((keeper ? make_keeper_plan(c, p) : make_plan(c, p)) < 0)
+		goto out;
 	/*
 	 * Create-then-delete-then-create in one transaction: whether or not an
 	 * old table exists, the result is exactly the new one, atomically.
@@ -873,8 +1057,11 @@ static int install(const struct conf *c, enum nft_queue_kind kind, bool keeper, 
 	for (size_t i = 0; i < p->n; i++)
 		put_rule(bt, c->table, &p->r[i], p, kind);
 	ret = batch_talk(bt, err, errlen);
-	batch_free(bt);
 out:
+	if (bt)
+		batch_free(bt);
+	if (p)
+		plan_free(p);
 	free(bt);
 	free(p);
 	return ret;
@@ -893,7 +1080,7 @@ int nftrules_install_keeper(const struct conf *c, enum nft_queue_kind kind, char
 
 int nftrules_remove(const char *table)
 {
-	struct batch *bt = malloc(sizeof(*bt));
+	struct batch *bt = calloc(1, sizeof(*bt));
 	char err[256];
 	int ret = -ENOMEM;
 
@@ -903,8 +1090,9 @@ int nftrules_remove(const char *table)
 	ret = batch_talk(bt, err, sizeof(err));
 	if (ret == -ENOENT)
 		ret = 0;
-	batch_free(bt);
 out:
+	if (bt)
+		batch_free(bt);
 	free(bt);
 	return ret;
 }
@@ -948,16 +1136,14 @@ int nftrules_present(const char *table)
  */
 static int probe_kind(enum nft_queue_kind kind)
 {
-	struct batch *bt = malloc(sizeof(*bt));
+	struct batch *bt = calloc(1, sizeof(*bt));
 	char table[48], err[256];
 	struct plan p = { .qnum = 0, .qtotal = 1 };
 	struct rule ru = { .kind = RK_SYN, .port = 9 };
-	int ret;
+	int ret = -ENOMEM;
 
-	if (!bt || batch_init(bt) < 0) {
-		free(bt);
-		return -ENOMEM;
-	}
+	if (!bt || batch_init(bt) < 0)
+		goto out;
 	snprintf(table, sizeof(table), "knockgw_probe_%d", (int)getpid());
 	put_table(bt, table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "probe table");
 	put_chain(bt, table, CH_INPUT);
@@ -965,15 +1151,21 @@ static int probe_kind(enum nft_queue_kind kind)
 	put_table(bt, "knockgw_probe_absent", NFT_MSG_DELTABLE, 0, "forced abort");
 	batch_talk(bt, err, sizeof(err));
 	/* Messages: 0 table, 1 chain, 2 rule, 3 forced abort. */
-	if (!bt->done[2] && !bt->done[3])
-		ret = -EIO;	/* no answers at all: no permission or no nf_tables */
-	else if (bt->done[2] && bt->err[2])
-		ret = -bt->err[2];
-	else if (bt->done[0] && bt->err[0])
-		ret = -bt->err[0];
+	if (bt->n != 4)
+		ret = bt->failed ? bt->failed : -EIO;
+	else if (bt->batch_err)
+		ret = -bt->batch_err;	/* no permission, say */
+	else if (!bt->m[2].done && !bt->m[3].done)
+		ret = -EIO;		/* no answers at all: no nf_tables */
+	else if (bt->m[2].done && bt->m[2].err)
+		ret = -bt->m[2].err;
+	else if (bt->m[0].done && bt->m[0].err)
+		ret = -bt->m[0].err;
 	else
 		ret = 0;
-	batch_free(bt);
+out:
+	if (bt)
+		batch_free(bt);
 	free(bt);
 	return ret;
 }

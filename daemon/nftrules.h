@@ -4,8 +4,9 @@
  * knockgw owns exactly one table (inet <rules.table>, "knockgw" by default)
  * and never touches another.  nftrules_install() replaces it in one atomic
  * batch (delete-if-present + create), so the ruleset is either the old one
- * or the new one, never half; a refused batch is reported with the command
- * that failed.  The kernel's native `queue` expression is used when it exists,
+ * or the new one, never half, whatever the configuration's size; a refused
+ * batch is reported with the command that failed, and a command the kernel
+ * did not answer (within a deadline) fails the install as well.  The kernel's native `queue` expression is used when it exists,
  * else the xtables NFQUEUE target through nft compat (probed at start).
  * nftrules_print() writes the same ruleset in nft syntax for admins who
  * manage rules by hand (knockgw print-rules).  The only module that includes
