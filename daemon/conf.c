@@ -36,7 +36,7 @@
 #include "verify.h"
 
 enum {
-	CONF_FILE_MAX = 1 << 20,	/* a config is text written by hand */
+	CONF_FILE_MAX = 1 << 20,	/* a config is text written by hand; all its files together */
 	DEFAULT_WINDOW = 30,
 	DEFAULT_REPLAY_TTL = 3600,	/* SPEC section 2: one hour in knock mode */
 	NATIVE_REPLAY_WINDOWS = 3,	/* the server accepts epochs e-1, e, e+1 */
@@ -282,12 +282,60 @@ void conf_free(struct conf *c)
 }
 
 /* ------------------------------------------------------------------ */
+/* Where a line came from */
+
+/*
+ * libconfig parses one text, the main file with every @include replaced by
+ * the file it names; these say which file and line each of its lines came
+ * from, so that messages name the file an administrator has to edit.
+ */
+struct source {
+	char path[PATH_MAX];	/* as messages name it; its includes resolve against its directory */
+	struct stat st;		/* of the text that was read: the rules are checked on it */
+	int parent;		/* the including file; -1 for the main one */
+	bool secret_checked;	/* a text secret in it was held to the key file rule */
+};
+
+/* From line first of the joined text on, the lines are file's, starting at line. */
+struct segment {
+	int first;
+	int file;
+	int line;
+};
+
+struct srcmap {
+	size_t nsrc;
+	struct source src[CONF_MAX_INCLUDES + 1];
+	size_t nseg;
+	struct segment seg[2 * CONF_MAX_INCLUDES + 1];
+	size_t total;		/* bytes read from every file */
+	char *out;		/* the joined text, NUL-terminated */
+	size_t len, cap;
+	int out_line;		/* the line out's end is on */
+};
+
+/* The file (index into map->src) and line a line of the joined text came from. */
+static int map_line(const struct srcmap *m, int line, int *ret_file)
+{
+	size_t i;
+
+	*ret_file = 0;
+	if (!m || m->nseg == 0 || line <= 0)
+		return line;
+	for (i = m->nseg - 1; i > 0 && m->seg[i].first > line; i--)
+		;
+	*ret_file = m->seg[i].file;
+	return m->seg[i].line + (line - m->seg[i].first);
+}
+
+/* ------------------------------------------------------------------ */
 /* conf_validate: pure checks on the struct */
 
 struct vctx {
 	const struct conf *c;
 	struct conf_errors *errs;
 	size_t n;
+	const struct srcmap *map;	/* NULL: lines are the main file's */
 };
 
 static void verr(struct vctx *v, int line, const char *fmt, ...)
@@ -297,10 +345,27 @@ static void verr(struct vctx *v, int line, const char *fmt, ...)
 {
 	va_list ap;
 
+	int f;
+	int l = map_line(v->map, line, &f);
+
 	va_start(ap, fmt);
-	verror(v->errs, v->c->path, line, fmt, ap);
+	verror(v->errs, v->map ? v->map->src[f].path : v->c->path, l, fmt, ap);
 	va_end(ap);
 	v->n++;
+}
+
+/* "line N" when other is in the file the message names, else "FILE:N". */
+static const char *first_at(const struct vctx *v, int line, int other, char *buf, size_t len)
+{
+	int f, of;
+	int ol = map_line(v->map, other, &of);
+
+	map_line(v->map, line, &f);
+	if (f == of)
+		snprintf(buf, len, "line %d", ol);
+	else
+		snprintf(buf, len, "%s:%d", v->map->src[of].path, ol);
+	return buf;
 }
 
 static int at(int line, int fallback)
@@ -366,8 +431,10 @@ static void validate_keys(struct vctx *v, size_t nkeys)
 		}
 		for (size_t j = 0; j < i; j++) {
 			if (!c->keys[j].broken && strcmp(c->keys[j].name, k->name) == 0) {
-				verr(v, k->line, "duplicate key name \"%s\" (first at line %d)",
-				     k->name, c->keys[j].line);
+				char at1[PATH_MAX + 16];
+
+				verr(v, k->line, "duplicate key name \"%s\" (first at %s)", k->name,
+				     first_at(v, k->line, c->keys[j].line, at1, sizeof(at1)));
 				break;
 			}
 		}
@@ -475,9 +542,12 @@ static void validate_protect(struct vctx *v, size_t idx, size_t nkeys)
 
 	for (size_t j = 0; j < idx; j++) {
 		if (protect_overlap(&c->protect[j], p)) {
-			verr(v, at(p->line_port, p->line),
-			     "duplicate protect entry for port %u (first at line %d)",
-			     (unsigned)p->port, c->protect[j].line);
+			char at1[PATH_MAX + 16];
+			int line = at(p->line_port, p->line);
+
+			verr(v, line, "duplicate protect entry for port %u (first at %s)",
+			     (unsigned)p->port,
+			     first_at(v, line, c->protect[j].line, at1, sizeof(at1)));
 			break;
 		}
 	}
@@ -502,20 +572,20 @@ static void validate_knock(struct vctx *v, size_t idx, size_t nkeys)
 		const struct conf_knock *o = &c->knock[j];
 
 		if (o->port == k->port && prefixes_equal(&o->dst, &k->dst)) {
-			char dst[INET6_ADDRSTRLEN + 4];
+			char dst[INET6_ADDRSTRLEN + 4], at1[PATH_MAX + 16];
+			int line = at(k->line_dst, k->line);
 
 			prefix_format(&k->dst, dst, sizeof(dst));
-			verr(v, at(k->line_dst, k->line),
-			     "duplicate knock entry for %s port %u (first at line %d)", dst,
-			     (unsigned)k->port, o->line);
+			verr(v, line, "duplicate knock entry for %s port %u (first at %s)", dst,
+			     (unsigned)k->port, first_at(v, line, o->line, at1, sizeof(at1)));
 			break;
 		}
 	}
 }
 
-size_t conf_validate(const struct conf *c, struct conf_errors *errs)
+static size_t validate(const struct conf *c, struct conf_errors *errs, const struct srcmap *map)
 {
-	struct vctx v = { c, errs, 0 };
+	struct vctx v = { c, errs, 0, map };
 	size_t nkeys = c->nkeys, nprotect = c->nprotect, nknock = c->nknock;
 
 	/* The counts index fixed arrays; a struct built by hand may lie. */
@@ -541,6 +611,11 @@ size_t conf_validate(const struct conf *c, struct conf_errors *errs)
 	return v.n;
 }
 
+size_t conf_validate(const struct conf *c, struct conf_errors *errs)
+{
+	return validate(c, errs, NULL);
+}
+
 /* ------------------------------------------------------------------ */
 /* conf_load: libconfig to struct */
 
@@ -548,19 +623,22 @@ struct loader {
 	struct conf *c;
 	struct conf_errors *errs;
 	size_t nerr;		/* errors reported, including those past CONF_MAX_ERRORS */
+	struct srcmap *map;
 };
 
-/* Where a setting's messages point: an @include'd file, else the main one. */
-static const char *setting_file(const struct loader *ld, const config_setting_t *s)
-{
-	const char *f = config_setting_source_file(s);
-
-	return f ? f : ld->c->path;
-}
-
+/* The line of the joined text; the struct keeps these until remap_lines(). */
 static int setting_line(const config_setting_t *s)
 {
 	return (int)config_setting_source_line(s);
+}
+
+/* Where a setting's messages point: the file it was written in. */
+static const char *setting_file(const struct loader *ld, const config_setting_t *s)
+{
+	int f;
+
+	map_line(ld->map, setting_line(s), &f);
+	return ld->map->src[f].path;
 }
 
 static void lerr(struct loader *ld, const config_setting_t *s, const char *fmt, ...)
@@ -570,8 +648,11 @@ static void lerr(struct loader *ld, const config_setting_t *s, const char *fmt, 
 {
 	va_list ap;
 
+	int f;
+	int line = map_line(ld->map, setting_line(s), &f);
+
 	va_start(ap, fmt);
-	verror(ld->errs, setting_file(ld, s), setting_line(s), fmt, ap);
+	verror(ld->errs, ld->map->src[f].path, line, fmt, ap);
 	va_end(ap);
 	ld->nerr++;
 }
@@ -908,6 +989,52 @@ static void wipe_secret(config_setting_t *key)
 }
 
 /*
+ * A text secret makes the file it is written in as sensitive as a key file,
+ * so that file must pass the key file rule, checked on the fstat of the text
+ * that was parsed.  Once per file: a second secret there says nothing new.
+ */
+static void check_secret_file(struct loader *ld, const config_setting_t *ss, const char *name)
+{
+	uid_t euid = geteuid();
+	struct source *src;
+	int f;
+
+	map_line(ld->map, setting_line(ss), &f);
+	src = &ld->map->src[f];
+	if (src->secret_checked)
+		return;
+	src->secret_checked = true;
+	if (!name)
+		name = "?";
+	switch (file_rule_check(&src->st, euid, FILE_SECRET_FORBIDDEN)) {
+	case FILE_OK:
+		break;
+	case FILE_NOT_REGULAR:
+		lerr(ld, ss, "key \"%s\": a secret must be in a regular file, and \"%s\" is not",
+		     name, src->path);
+		break;
+	case FILE_OWNER:
+		if (euid == 0)
+			lerr(ld, ss,
+			     "key \"%s\": a file holding a secret must be owned by root, "
+			     "and \"%s\" is owned by uid %u",
+			     name, src->path, (unsigned)src->st.st_uid);
+		else
+			lerr(ld, ss,
+			     "key \"%s\": a file holding a secret must be owned by root or uid %u, "
+			     "and \"%s\" is owned by uid %u",
+			     name, (unsigned)euid, src->path, (unsigned)src->st.st_uid);
+		break;
+	case FILE_MODE:
+		lerr(ld, ss,
+		     "key \"%s\": a file holding a secret may be readable by its owner only, "
+		     "and \"%s\" has mode %04o; chmod 600 it, or move the secret to a key file",
+		     name, src->path, (unsigned)(src->st.st_mode & 07777));
+		break;
+	}
+}
+
+/*
  * One key: its bytes go straight into the locked keyring slot and the
  * temporary copy is wiped (libconfig's copy: wipe_secret()).
  */
@@ -972,6 +1099,7 @@ static void load_key(struct loader *ld, config_setting_t *s, struct conf_key *k,
 			return;
 		}
 	} else {
+		check_secret_file(ld, ss, name);
 		if (get_string(ld, s, &sc, "secret", &str, &ss) != GOT_OK)
 			return;
 		len = strlen(str);
@@ -1253,27 +1381,121 @@ static void load_root(struct loader *ld, const config_setting_t *root)
 		load_knock(ld, config_setting_get_elem(list, (unsigned)i));
 }
 
-/*
- * Checks libconfig 1.5 gets wrong without a word, on the text it is about to
- * parse (not on @include'd files): an integer literal without the L suffix
- * is converted with atoi()-style wrap-around, so "port = 4294967318;" would
- * load as port 22 (no setting here takes more than 31 bits, so any such
- * literal is refused); an unterminated block comment silently swallows the
- * rest of the file; and an unterminated string, besides being a syntax
- * error, leaks the scanner's buffer.  Comments, strings and names are
- * skipped the way libconfig's scanner skips them.  Returns the number of
- * errors reported (0 or 1).
- */
-static int prescan(const char *t, const char *path, struct conf_errors *errs)
+/* An "@include" line: where it is in its file and the name it quotes. */
+struct incl {
+	int line;
+	size_t start, end;	/* the whole line, its newline included */
+	size_t name, name_len;	/* between the quotes */
+};
+
+static bool blank(char ch)
 {
-	const char *p = t;
+	return ch == ' ' || ch == '\t';
+}
+
+/*
+ * One "@include "FILE"" line at p, which libconfig 1.5's scanner only takes
+ * at the start of a line (blanks before it).  The name is taken verbatim:
+ * no backslash, no newline; blanks and a comment may follow it, nothing
+ * else.  Any other '@' is refused here rather than left to libconfig, which
+ * would open the file itself, past every check of this file.  Returns where
+ * the line ends, or NULL with the reason in *why.
+ */
+static const char *scan_include(const char *t, const char *p, const char *bol, int line,
+				struct incl *ret, const char **why)
+{
+	static const char word[] = "@include";
+	const char *name;
+
+	for (const char *q = bol; q < p; q++) {
+		if (!blank(*q)) {
+			*why = "'@' may only start a line of the form @include \"FILE\"";
+			return NULL;
+		}
+	}
+	if (strncmp(p, word, sizeof(word) - 1) != 0 || !blank(p[sizeof(word) - 1])) {
+		*why = "'@' may only start a line of the form @include \"FILE\"";
+		return NULL;
+	}
+	for (p += sizeof(word) - 1; blank(*p); p++)
+		;
+	if (*p != '"') {
+		*why = "@include needs a quoted file name";
+		return NULL;
+	}
+	name = ++p;
+	for (; *p && *p != '"'; p++) {
+		if (*p == '\\' || *p == '\n') {
+			*why = "@include file name must be one line without backslashes";
+			return NULL;
+		}
+	}
+	if (!*p) {
+		*why = "unterminated string";
+		return NULL;
+	}
+	if (p == name) {
+		*why = "@include file name is empty";
+		return NULL;
+	}
+	ret->line = line;
+	ret->start = (size_t)(bol - t);
+	ret->name = (size_t)(name - t);
+	ret->name_len = (size_t)(p - name);
+	for (p++; blank(*p) || *p == '\r'; p++)
+		;
+	if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
+		while (*p && *p != '\n')
+			p++;
+	}
+	if (*p && *p != '\n') {
+		*why = "text after @include \"FILE\" on its line";
+		return NULL;
+	}
+	ret->end = (size_t)(p - t) + (*p == '\n');
+	return p;
+}
+
+/*
+ * Checks libconfig 1.5 gets wrong without a word, on the text of each file
+ * before it is joined: an integer literal without the L suffix is converted
+ * with atoi()-style wrap-around, so "port = 4294967318;" would load as port
+ * 22 (no setting here takes more than 31 bits, so any such literal is
+ * refused); an unterminated block comment silently swallows the rest of the
+ * file; and an unterminated string, besides being a syntax error, leaks the
+ * scanner's buffer.  Comments, strings and names are skipped the way
+ * libconfig's scanner skips them.  The @include lines it finds go to incs
+ * (at most max, *ret_n of them).  Returns the number of errors reported (0
+ * or 1).
+ */
+static int prescan(const char *t, const char *path, struct conf_errors *errs,
+		   struct incl *incs, size_t max, size_t *ret_n)
+{
+	const char *p = t, *bol = t;
+	const char *why;
 	int line = 1;
 
+	*ret_n = 0;
 	while (*p) {
 		if (*p == '\n') {
 			line++;
 			p++;
-		} else if (*p == '#' || *p == '@' || (p[0] == '/' && p[1] == '/')) {
+			bol = p;
+		} else if (*p == '@') {
+			struct incl inc;
+
+			p = scan_include(t, p, bol, line, &inc, &why);
+			if (!p) {
+				conf_error(errs, path, line, "%s", why);
+				return 1;
+			}
+			if (*ret_n == max) {
+				conf_error(errs, path, line, "more than %d @include files",
+					   CONF_MAX_INCLUDES);
+				return 1;
+			}
+			incs[(*ret_n)++] = inc;
+		} else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
 			while (*p && *p != '\n')
 				p++;
 		} else if (p[0] == '/' && p[1] == '*') {
@@ -1359,11 +1581,13 @@ static int neg_errno(void)
 }
 
 /*
- * The whole file, NUL-terminated, in *ret (ret_len bytes before the NUL).
- * Reading it ourselves rather than with config_read_file() lets the checks
- * below see exactly the text libconfig parses.
+ * The whole file, NUL-terminated, in *ret (ret_len bytes before the NUL),
+ * and the fstat of what was read in *ret_st.  Reading it ourselves rather
+ * than with config_read_file() lets the checks below see exactly the text
+ * libconfig parses.  On failure the reason is in why.
  */
-static int read_text(const char *path, char **ret, size_t *ret_len, struct conf_errors *errs)
+static int read_text(const char *path, char **ret, size_t *ret_len, struct stat *ret_st,
+		     char *why, size_t whylen)
 {
 	struct stat st;
 	char *text;
@@ -1374,21 +1598,21 @@ static int read_text(const char *path, char **ret, size_t *ret_len, struct conf_
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		r = neg_errno();
-		conf_error(errs, path, 0, "cannot open: %s", strerror(-r));
+		snprintf(why, whylen, "cannot open: %s", strerror(-r));
 		return r;
 	}
 	if (fstat(fd, &st) < 0) {
 		r = neg_errno();
-		conf_error(errs, path, 0, "cannot stat: %s", strerror(-r));
+		snprintf(why, whylen, "cannot stat: %s", strerror(-r));
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		conf_error(errs, path, 0, "not a regular file");
+		snprintf(why, whylen, "not a regular file");
 		r = -EINVAL;
 		goto fail;
 	}
 	if (st.st_size > CONF_FILE_MAX) {
-		conf_error(errs, path, 0, "larger than %d bytes", CONF_FILE_MAX);
+		snprintf(why, whylen, "larger than %d bytes", CONF_FILE_MAX);
 		r = -EFBIG;
 		goto fail;
 	}
@@ -1396,7 +1620,7 @@ static int read_text(const char *path, char **ret, size_t *ret_len, struct conf_
 	cap = (size_t)st.st_size + 2;
 	text = malloc(cap);
 	if (!text) {
-		conf_error(errs, path, 0, "out of memory");
+		snprintf(why, whylen, "out of memory");
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -1407,7 +1631,7 @@ static int read_text(const char *path, char **ret, size_t *ret_len, struct conf_
 			if (errno == EINTR)
 				continue;
 			r = neg_errno();
-			conf_error(errs, path, 0, "cannot read: %s", strerror(-r));
+			snprintf(why, whylen, "cannot read: %s", strerror(-r));
 			sodium_memzero(text, cap);
 			free(text);
 			goto fail;
@@ -1418,7 +1642,7 @@ static int read_text(const char *path, char **ret, size_t *ret_len, struct conf_
 	}
 	close(fd);
 	if (n == cap - 1) {
-		conf_error(errs, path, 0, "changed while being read");
+		snprintf(why, whylen, "changed while being read");
 		sodium_memzero(text, cap);
 		free(text);
 		return -EAGAIN;
@@ -1426,6 +1650,7 @@ static int read_text(const char *path, char **ret, size_t *ret_len, struct conf_
 	text[n] = '\0';
 	*ret = text;
 	*ret_len = n;
+	*ret_st = st;
 	return 0;
 fail:
 	close(fd);
@@ -1445,15 +1670,246 @@ static int find_nul(const char *text, size_t n)
 	return line;
 }
 
+/* Appends to the joined text, which may hold secrets: an old buffer is wiped. */
+static int emit(struct srcmap *m, const char *text, size_t n)
+{
+	if (m->cap - m->len <= n) {
+		size_t cap = m->cap ? m->cap : 4096;
+		char *out;
+
+		while (cap - m->len <= n)
+			cap *= 2;
+		out = malloc(cap);
+		if (!out)
+			return -ENOMEM;
+		if (m->out) {
+			memcpy(out, m->out, m->len);
+			sodium_memzero(m->out, m->cap);
+			free(m->out);
+		}
+		m->out = out;
+		m->cap = cap;
+	}
+	memcpy(m->out + m->len, text, n);
+	m->len += n;
+	m->out[m->len] = '\0';
+	for (size_t i = 0; i < n; i++)
+		m->out_line += text[i] == '\n';
+	return 0;
+}
+
+static void add_segment(struct srcmap *m, int file, int line)
+{
+	/* One per file and two per @include: the array fits them all. */
+	m->seg[m->nseg++] = (struct segment){ m->out_line, file, line };
+}
+
+/* Ownership and mode of a configuration file: whoever may write it owns the firewall. */
+static int check_conf_file(const struct source *src, struct conf_errors *errs)
+{
+	uid_t euid = geteuid();
+
+	switch (file_rule_check(&src->st, euid, FILE_CONFIG_FORBIDDEN)) {
+	case FILE_OK:
+		return 0;
+	case FILE_NOT_REGULAR:
+		conf_error(errs, src->path, 0, "not a regular file");
+		return -EINVAL;
+	case FILE_OWNER:
+		if (euid == 0)
+			conf_error(errs, src->path, 0,
+				   "configuration file is owned by uid %u; it must be owned by root",
+				   (unsigned)src->st.st_uid);
+		else
+			conf_error(errs, src->path, 0,
+				   "configuration file is owned by uid %u; "
+				   "it must be owned by root or uid %u",
+				   (unsigned)src->st.st_uid, (unsigned)euid);
+		return -EPERM;
+	case FILE_MODE:
+		conf_error(errs, src->path, 0,
+			   "configuration file is writable by group or others (mode %04o); "
+			   "chmod go-w it",
+			   (unsigned)(src->st.st_mode & 07777));
+		return -EPERM;
+	}
+	return -EINVAL;
+}
+
+static int join_file(struct srcmap *m, struct conf_errors *errs, int file, int depth,
+		     const char *ifile, int iline, const char *iname);
+
+/*
+ * The @include at inc of file, which is depth files deep: resolved against
+ * the including file's directory (as key files are), counted, and joined.
+ */
+static int join_include(struct srcmap *m, struct conf_errors *errs, int file, int depth,
+			const char *text, const struct incl *inc)
+{
+	const char *ipath = m->src[file].path;
+	char name[PATH_MAX], resolved[PATH_MAX];
+	struct source *src;
+
+	if (inc->name_len >= sizeof(name)) {
+		conf_error(errs, ipath, inc->line, "@include file name is too long");
+		return -ENAMETOOLONG;
+	}
+	memcpy(name, text + inc->name, inc->name_len);
+	name[inc->name_len] = '\0';
+	if (resolve_path(resolved, ipath, name) < 0) {
+		conf_error(errs, ipath, inc->line, "@include \"%s\": path is too long", name);
+		return -ENAMETOOLONG;
+	}
+	if (depth >= CONF_MAX_DEPTH) {
+		conf_error(errs, ipath, inc->line,
+			   "@include \"%s\" nests more than %d files deep", name, CONF_MAX_DEPTH);
+		return -ELOOP;
+	}
+	if (m->nsrc > CONF_MAX_INCLUDES) {
+		conf_error(errs, ipath, inc->line, "more than %d @include files",
+			   CONF_MAX_INCLUDES);
+		return -E2BIG;
+	}
+	src = &m->src[m->nsrc];
+	memset(src, 0, sizeof(*src));
+	snprintf(src->path, sizeof(src->path), "%s", resolved);
+	src->parent = file;
+	return join_file(m, errs, (int)m->nsrc++, depth + 1, ipath, inc->line, name);
+}
+
+/*
+ * Reads file (m->src[file].path), checks it as the main file is checked,
+ * and appends it to the joined text with its own @include lines replaced by
+ * the files they name.  ifile:iline is the @include line that named it
+ * (NULL for the main file), where problems of reaching it are reported.
+ */
+static int join_file(struct srcmap *m, struct conf_errors *errs, int file, int depth,
+		     const char *ifile, int iline, const char *iname)
+{
+	struct source *src = &m->src[file];
+	struct incl incs[CONF_MAX_INCLUDES];
+	char why[256];
+	char *text = NULL;
+	size_t len = 0, ninc, pos = 0;
+	int r, line;
+
+	r = read_text(src->path, &text, &len, &src->st, why, sizeof(why));
+	if (r < 0) {
+		if (ifile)
+			conf_error(errs, ifile, iline, "@include \"%s\": %s", iname, why);
+		else
+			conf_error(errs, src->path, 0, "%s", why);
+		return r;
+	}
+	r = check_conf_file(src, errs);
+	if (r < 0)
+		goto out;
+	/* A file that is already open further up would include itself again and again. */
+	for (int a = src->parent; a >= 0; a = m->src[a].parent) {
+		if (m->src[a].st.st_dev == src->st.st_dev && m->src[a].st.st_ino == src->st.st_ino) {
+			conf_error(errs, ifile, iline,
+				   "@include \"%s\" is an include cycle (\"%s\" is already being read)",
+				   iname, m->src[a].path);
+			r = -ELOOP;
+			goto out;
+		}
+	}
+	m->total += len;
+	if (m->total > CONF_FILE_MAX) {
+		conf_error(errs, ifile ? ifile : src->path, iline,
+			   "the configuration's files are larger than %d bytes in all",
+			   CONF_FILE_MAX);
+		r = -EFBIG;
+		goto out;
+	}
+	line = find_nul(text, len);
+	if (line) {
+		conf_error(errs, src->path, line, "contains a NUL byte");
+		r = -EINVAL;
+		goto out;
+	}
+	if (prescan(text, src->path, errs, incs, CONF_MAX_INCLUDES, &ninc)) {
+		r = -EINVAL;
+		goto out;
+	}
+
+	add_segment(m, file, 1);
+	for (size_t i = 0; i < ninc; i++) {
+		r = emit(m, text + pos, incs[i].start - pos);
+		if (r < 0)
+			goto oom;
+		r = join_include(m, errs, file, depth, text, &incs[i]);
+		if (r < 0)
+			goto out;
+		/* The included text ends its own last line. */
+		if (m->len > 0 && m->out[m->len - 1] != '\n') {
+			r = emit(m, "\n", 1);
+			if (r < 0)
+				goto oom;
+		}
+		pos = incs[i].end;
+		add_segment(m, file, incs[i].line + 1);
+	}
+	r = emit(m, text + pos, len - pos);
+	if (r < 0)
+		goto oom;
+	goto out;
+oom:
+	conf_error(errs, src->path, 0, "out of memory");
+out:
+	/* The text may hold secret = "..." lines. */
+	sodium_memzero(text, len + 1);
+	free(text);
+	return r;
+}
+
+static void remap(const struct srcmap *m, int *line)
+{
+	int f;
+
+	*line = map_line(m, *line, &f);
+}
+
+/* The struct's lines, numbers in the joined text until now, become lines of their own files. */
+static void remap_lines(struct conf *c, const struct srcmap *m)
+{
+	int *global[] = { &c->line_queue_num, &c->line_queue_count, &c->line_queue_maxlen,
+			  &c->line_table, &c->line_control_socket, &c->line_flows,
+			  &c->line_replay, &c->line_hold_bytes, &c->line_hold_flow_bytes,
+			  &c->line_integrity_timeout };
+
+	for (size_t i = 0; i < sizeof(global) / sizeof(global[0]); i++)
+		remap(m, global[i]);
+	for (size_t i = 0; i < c->nkeys; i++)
+		remap(m, &c->keys[i].line);
+	for (size_t i = 0; i < c->nprotect; i++) {
+		struct conf_protect *p = &c->protect[i];
+
+		remap(m, &p->line);
+		remap(m, &p->line_port);
+		remap(m, &p->line_keys);
+		remap(m, &p->line_integrity_len);
+		remap(m, &p->line_window);
+		remap(m, &p->line_replay_ttl);
+	}
+	for (size_t i = 0; i < c->nknock; i++) {
+		struct conf_knock *k = &c->knock[i];
+
+		remap(m, &k->line);
+		remap(m, &k->line_dst);
+		remap(m, &k->line_port);
+		remap(m, &k->line_key);
+		remap(m, &k->line_integrity_len);
+		remap(m, &k->line_window);
+	}
+}
+
 int conf_load(const char *path, struct conf *c, struct conf_errors *errs)
 {
-	struct loader ld = { c, errs, 0 };
-	char dir[PATH_MAX];
-	const char *slash;
+	struct loader ld = { c, errs, 0, NULL };
+	struct srcmap *m;
 	config_t cfg;
-	char *text = NULL;
-	size_t len = 0;
-	int r, line;
+	int r;
 
 	errs->n = 0;
 	errs->overflow = false;
@@ -1464,47 +1920,49 @@ int conf_load(const char *path, struct conf *c, struct conf_errors *errs)
 	}
 	snprintf(c->path, sizeof(c->path), "%s", path);
 
-	r = read_text(path, &text, &len, errs);
-	if (!text)
-		return r;
-	line = find_nul(text, len);
-	if (line) {
-		conf_error(errs, path, line, "contains a NUL byte");
-		r = -EINVAL;
-		goto out_text;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		conf_error(errs, path, 0, "out of memory");
+		return -ENOMEM;
 	}
-	if (prescan(text, path, errs)) {
-		r = -EINVAL;
-		goto out_text;
-	}
+	m->nsrc = 1;
+	m->out_line = 1;
+	snprintf(m->src[0].path, sizeof(m->src[0].path), "%s", path);
+	m->src[0].parent = -1;
+	r = join_file(m, errs, 0, 1, NULL, 0, NULL);
+	if (r == 0 && !m->out)
+		r = emit(m, "", 0);	/* an empty file is an empty config */
+	if (r < 0)
+		goto out;
 
+	/*
+	 * No include directory is set: the joined text has no @include left,
+	 * and libconfig must not open a file of its own.
+	 */
 	config_init(&cfg);
-	/* @include "x" is then relative to the config, like key files. */
-	slash = strrchr(path, '/');
-	if (slash) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-		if (!dir[0])
-			snprintf(dir, sizeof(dir), "/");
-		config_set_include_dir(&cfg, dir);
-	}
-	if (!config_read_string(&cfg, text)) {
-		const char *f = config_error_file(&cfg);
+	if (!config_read_string(&cfg, m->out)) {
+		int f, line = map_line(m, config_error_line(&cfg), &f);
 
-		conf_error(errs, f ? f : path, config_error_line(&cfg), "%s",
-			   config_error_text(&cfg));
+		conf_error(errs, m->src[f].path, line, "%s", config_error_text(&cfg));
 		config_destroy(&cfg);
 		r = -EINVAL;
-		goto out_text;
+		goto out;
 	}
+	ld.map = m;
 	load_root(&ld, config_root_setting(&cfg));
 	config_destroy(&cfg);
 
-	ld.nerr += conf_validate(c, errs);
+	ld.nerr += validate(c, errs, m);
 	r = ld.nerr ? -EINVAL : 0;
-out_text:
-	/* The text may hold secret = "..." lines. */
-	sodium_memzero(text, len + 1);
-	free(text);
+	if (r == 0)
+		remap_lines(c, m);
+out:
+	/* The joined text may hold secret = "..." lines. */
+	if (m->out) {
+		sodium_memzero(m->out, m->cap);
+		free(m->out);
+	}
+	free(m);
 	if (r < 0) {
 		conf_free(c);
 		return r;

@@ -8,6 +8,15 @@
  * rejects the whole file.  A struct conf owns its keyring (locked memory);
  * conf_free() wipes it.  Settings and their meaning: conf/knockgw.conf.
  *
+ * Files: conf_load() itself follows "@include "FILE"" lines (alone on their
+ * line; FILE relative to the including file's directory), at most
+ * CONF_MAX_INCLUDES of them and CONF_MAX_DEPTH files deep, a cycle being an
+ * error, and gives each file the checks the main one gets, with messages
+ * naming that file and its lines.  Every file must be owned by root or the
+ * effective uid and not be writable by group or others; a file holding a
+ * text secret must also pass the key file rule (no group or other access).
+ * The struct's line numbers are lines of the file each setting was in.
+ *
  * Schema (names fixed by SPEC section 3; defaults in brackets):
  *   queue   = { num [0] 0..65535; count [1] 1..16; fail_open [false];
  *               maxlen [4096] 16..1048576; };
@@ -50,6 +59,8 @@ enum {
 	CONF_MAX_ADDRS = 16,
 	CONF_MAX_ERRORS = 32,
 	CONF_ERR_LEN = 512,
+	CONF_MAX_INCLUDES = 32,		/* @include'd files, in all */
+	CONF_MAX_DEPTH = 8,		/* files open inside one another, the main one counted */
 };
 
 enum on_fail { ON_FAIL_RESET, ON_FAIL_DROP };

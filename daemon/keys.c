@@ -101,16 +101,29 @@ int key_decode_base64(const char *text, size_t textlen, uint8_t out[static KG_KE
 	return r;
 }
 
+enum file_rule file_rule_check(const struct stat *st, uid_t euid, mode_t forbidden)
+{
+	if (!S_ISREG(st->st_mode))
+		return FILE_NOT_REGULAR;
+	if (st->st_uid != 0 && st->st_uid != euid)
+		return FILE_OWNER;
+	if (st->st_mode & forbidden)
+		return FILE_MODE;
+	return FILE_OK;
+}
+
 /* Ownership and mode as check_file_secrecy() in OpenBSD's parse.y. */
 static int check_secrecy(const char *path, const struct stat *st, char *err, size_t errlen)
 {
 	uid_t euid = geteuid();
 
-	if (!S_ISREG(st->st_mode)) {
+	switch (file_rule_check(st, euid, FILE_SECRET_FORBIDDEN)) {
+	case FILE_OK:
+		break;
+	case FILE_NOT_REGULAR:
 		set_err(err, errlen, "key file \"%s\" is not a regular file", path);
 		return -EINVAL;
-	}
-	if (st->st_uid != 0 && st->st_uid != euid) {
+	case FILE_OWNER:
 		if (euid == 0)
 			set_err(err, errlen,
 				"key file \"%s\" is owned by uid %u; it must be owned by root",
@@ -121,8 +134,7 @@ static int check_secrecy(const char *path, const struct stat *st, char *err, siz
 				"it must be owned by root or uid %u",
 				path, (unsigned)st->st_uid, (unsigned)euid);
 		return -EPERM;
-	}
-	if (st->st_mode & 077) {
+	case FILE_MODE:
 		set_err(err, errlen,
 			"key file \"%s\" is readable or writable by group or others (mode %04o); "
 			"chmod 600 it",

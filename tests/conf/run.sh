@@ -3,14 +3,20 @@
 #
 #   good/*.conf  `knockgw -n -c FILE` exits 0 and prints "configuration OK"
 #   bad/*.conf   it exits 1 and stderr is exactly one line, "FILE:LINE: message",
-#                where the file's first line reads "# expect: LINE: message"
+#                where the file's first line reads "# expect: LINE: message";
+#                or "# expect-at: WHOLE LINE" when the message names another
+#                file (one it @includes) or no line
+#   */inc/       files the configs above @include, never run on their own
 #
 # Git keeps neither modes nor owners, and key files must be 0600 and owned by
 # root or the running user, so the checks run on a copy in a fresh temporary
 # directory: keys are made 0600 there, and the bad cases are made there too
 # (groupread.key 0640, notmine.key owned by uid 65534 - only as root, so a
 # bad file whose second line is "# needs: root" is skipped otherwise -,
-# symlink.key a symbolic link, fifo.key a FIFO).  Config paths are passed as
+# symlink.key a symbolic link, fifo.key a FIFO).  A configuration file that
+# holds a text secret must pass the key file rule, and no configuration file
+# may be writable by group or others: those with "secret =" are made 0600,
+# the others 0644, and the bad cases of those rules get their modes below.  Config paths are passed as
 # "bad/NAME.conf" from the copy's top, so a key named "../keys/x.key" shows up
 # in messages as "bad/../keys/x.key".  The keys under keys/ are test data only.
 #
@@ -45,10 +51,21 @@ chmod 600 keys/*.key
 chmod 640 keys/groupread.key
 ln -s alice.key keys/symlink.key
 mkfifo keys/fifo.key
+find good bad -type d -exec chmod 755 {} +
+for f in $(find good bad -type f); do
+	if grep -q 'secret *=' "$f"; then
+		chmod 600 "$f"
+	else
+		chmod 644 "$f"
+	fi
+done
+chmod 644 bad/0071-secret-mode-0644.conf bad/inc/secret-0644.inc
+chmod 640 bad/0072-secret-mode-0640.conf
+chmod 664 bad/0073-conf-group-writable.conf bad/inc/group-writable.inc
 root=0
 if [ "$(id -u)" = 0 ]; then
 	root=1
-	chown 65534 keys/notmine.key
+	chown 65534 keys/notmine.key bad/0074-conf-not-mine.conf
 fi
 
 passed=0
@@ -88,8 +105,9 @@ done
 
 for f in bad/*.conf; do
 	expect=$(sed -n '1s/^# expect: //p' "$f")
-	if [ -z "$expect" ]; then
-		fail "$f" "the first line must be '# expect: LINE: message'"
+	want=$(sed -n '1s/^# expect-at: //p' "$f")
+	if [ -z "$expect" ] && [ -z "$want" ]; then
+		fail "$f" "the first line must be '# expect: LINE: message' or '# expect-at: LINE'"
 		continue
 	fi
 	if [ "$root" = 0 ] && sed -n 2p "$f" | grep -q '^# needs: root'; then
@@ -97,7 +115,7 @@ for f in bad/*.conf; do
 		skipped=$((skipped + 1))
 		continue
 	fi
-	want="$f:$expect"
+	[ -n "$want" ] || want="$f:$expect"
 	"$KNOCKGW" -n -c "$f" >out/stdout 2>out/stderr
 	rc=$?
 	got=$(cat out/stderr)

@@ -4,13 +4,16 @@
  *
  * conf_validate() is pure, so every row starts from one valid struct, changes
  * one thing and states how many errors it must produce and what the first one
- * says.  No files, no keyring: the validator only looks at key lengths.
+ * says.  No files, no keyring: the validator only looks at key lengths.  The
+ * ownership and mode rule of key and configuration files is pure as well
+ * (file_rule_check() on a struct stat), so other owners need no chown here.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "conf.h"
 #include "keys.h"
@@ -767,6 +770,63 @@ static void test_names(void)
 	CHECK(strcmp(kg_mode_name(KG_MODE_NATIVE), "native") == 0, "kg_mode_name native");
 }
 
+/*
+ * Owners and modes: a file holding a secret (a key file, or a configuration
+ * with a text secret) may be neither read nor written by group or others; any
+ * configuration may be read by them but not written; root's files and the
+ * running user's own pass, nobody else's.
+ */
+static void test_file_rule(void)
+{
+	static const struct {
+		int n;
+		mode_t mode;		/* type and permission bits */
+		uid_t uid, euid;
+		mode_t forbidden;
+		enum file_rule want;
+	} rows[] = {
+		{ 1, S_IFREG | 0600, 0, 0, FILE_SECRET_FORBIDDEN, FILE_OK },
+		{ 2, S_IFREG | 0400, 0, 0, FILE_SECRET_FORBIDDEN, FILE_OK },
+		{ 3, S_IFREG | 0644, 0, 0, FILE_SECRET_FORBIDDEN, FILE_MODE },
+		{ 4, S_IFREG | 0640, 0, 0, FILE_SECRET_FORBIDDEN, FILE_MODE },
+		{ 5, S_IFREG | 0604, 0, 0, FILE_SECRET_FORBIDDEN, FILE_MODE },
+		{ 6, S_IFREG | 0620, 0, 0, FILE_SECRET_FORBIDDEN, FILE_MODE },
+		{ 7, S_IFREG | 0601, 0, 0, FILE_SECRET_FORBIDDEN, FILE_MODE },
+		/* A secret in a file someone else owns: they can read it, or swap it. */
+		{ 8, S_IFREG | 0600, 65534, 0, FILE_SECRET_FORBIDDEN, FILE_OWNER },
+		{ 9, S_IFREG | 0600, 65534, 1000, FILE_SECRET_FORBIDDEN, FILE_OWNER },
+		/* knockgw -n as a user, on a file of that user's or of root's. */
+		{ 10, S_IFREG | 0600, 1000, 1000, FILE_SECRET_FORBIDDEN, FILE_OK },
+		{ 11, S_IFREG | 0600, 0, 1000, FILE_SECRET_FORBIDDEN, FILE_OK },
+		{ 12, S_IFREG | 0644, 1000, 1000, FILE_SECRET_FORBIDDEN, FILE_MODE },
+		/* The owner is checked before the mode: chmod would not help. */
+		{ 13, S_IFREG | 0666, 65534, 0, FILE_SECRET_FORBIDDEN, FILE_OWNER },
+		{ 14, S_IFIFO | 0600, 0, 0, FILE_SECRET_FORBIDDEN, FILE_NOT_REGULAR },
+		{ 15, S_IFDIR | 0700, 0, 0, FILE_SECRET_FORBIDDEN, FILE_NOT_REGULAR },
+		{ 16, S_IFCHR | 0600, 0, 0, FILE_CONFIG_FORBIDDEN, FILE_NOT_REGULAR },
+		/* A configuration without a secret: 0644 as /etc has it, never writable by others. */
+		{ 17, S_IFREG | 0644, 0, 0, FILE_CONFIG_FORBIDDEN, FILE_OK },
+		{ 18, S_IFREG | 0600, 0, 0, FILE_CONFIG_FORBIDDEN, FILE_OK },
+		{ 19, S_IFREG | 0664, 0, 0, FILE_CONFIG_FORBIDDEN, FILE_MODE },
+		{ 20, S_IFREG | 0646, 0, 0, FILE_CONFIG_FORBIDDEN, FILE_MODE },
+		{ 21, S_IFREG | 0644, 65534, 0, FILE_CONFIG_FORBIDDEN, FILE_OWNER },
+		{ 22, S_IFREG | 0644, 1000, 1000, FILE_CONFIG_FORBIDDEN, FILE_OK },
+		{ 23, S_IFREG | 0644, 1000, 1001, FILE_CONFIG_FORBIDDEN, FILE_OWNER },
+		/* Set-id and sticky bits grant no access: they are not group/other bits. */
+		{ 24, S_IFREG | 04600, 0, 0, FILE_SECRET_FORBIDDEN, FILE_OK },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct stat st;
+
+		memset(&st, 0, sizeof(st));
+		st.st_mode = rows[i].mode;
+		st.st_uid = rows[i].uid;
+		CHECK_EQ_U(file_rule_check(&st, rows[i].euid, rows[i].forbidden), rows[i].want,
+			   "file rule row %d", rows[i].n);
+	}
+}
+
 int main(void)
 {
 	test_validate();
@@ -775,5 +835,6 @@ int main(void)
 	test_prefix_contains();
 	test_key_decode();
 	test_names();
+	test_file_rule();
 	return unit_done("conf");
 }
