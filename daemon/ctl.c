@@ -8,9 +8,16 @@
  * accept_all(), which assigns a slot.  Deadlines are checked first in
  * every call, so that slots silent clients held are free for new ones.
  *
- * The descriptors a client passes are the client's own sockets, so the
- * daemon only looks at them (fstat, getsockopt, getsockname) and closes
- * them; it never reads, writes or connects them.
+ * The descriptors a client passes should be the client's own sockets, so
+ * the daemon only looks at them (getsockopt, then fstat, getsockname) and
+ * closes them; it never reads, writes or connects them.  A client may pass
+ * anything, though, and fstat() or close() of a file on FUSE waits for the
+ * FUSE server, which may be the client itself, never answering.  So the
+ * main thread asks getsockopt(SO_TYPE) first, which fails at once for
+ * anything that is not a socket, and leaves the close of such a descriptor
+ * to the closer thread (below); and it takes at most one descriptor per
+ * connection: recvmsg() with room for one, or for none, makes the kernel
+ * drop the rest, which runs no flush and cannot wait.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* struct ucred, accept4, MSG_CMSG_CLOEXEC */
@@ -20,6 +27,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +45,7 @@
 
 enum {
 	LISTENER = CTL_MAX_CONN,	/* epoll data of the listening socket */
-	PASSED_FDS_MAX = 8,		/* one is right; room to see (and close) strays */
+	CLOSER_MAX = 64,		/* not-sockets waiting to be closed, all uids */
 	EVENTS_MAX = 16,
 	ACCEPTS_MAX = 128,		/* per call, so a connect flood cannot hold us */
 	PAUSE_MS = 100,			/* after accept() found no memory or fd */
@@ -46,6 +55,7 @@ struct ctl_conn {
 	int fd;				/* -1: the slot is free */
 	int passed_fd;			/* from SCM_RIGHTS, -1 if none */
 	bool stray_fds;			/* more than one, or cut off (MSG_CTRUNC) */
+	bool fds_refused;		/* passed while the closer had no room */
 	bool writing;
 	struct ucred cred;		/* SO_PEERCRED: who connected */
 	uint64_t deadline_ms;
@@ -72,6 +82,179 @@ static uint64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------ */
+/* The closer thread */
+
+/*
+ * Closes passed descriptors that are not sockets, one after the other,
+ * however long each takes (a FUSE flush that nobody answers waits even
+ * through SIGKILL).  The queue holds CLOSER_MAX descriptors for all uids
+ * and CTL_CONN_PER_UID for one; past that no descriptor is taken at all
+ * (closer_room()), so a client who never answers can hold a bounded number
+ * of the daemon's descriptors, not its main thread.  Entries stay queued
+ * until closed: n counts the one being closed.  Each connection holds at
+ * most one descriptor before it is queued, so the queue has room for one
+ * per connection slot beyond CLOSER_MAX and closer_push() cannot fail.
+ *
+ * Started at the first such descriptor, which comes in ctl_handle(), long
+ * after startup: it inherits the main thread's reduced capabilities.
+ */
+struct ctl_closer {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* work for the thread, or it finished */
+	unsigned n;
+	int fd[CLOSER_MAX + CTL_MAX_CONN];
+	uid_t uid[CLOSER_MAX + CTL_MAX_CONN];
+	bool stop;			/* ctl_close(): drain the queue, then end */
+	bool done;			/* the thread has ended */
+	bool orphaned;			/* ctl_close() stopped waiting: it frees itself */
+};
+
+static void closer_free(struct ctl_closer *cl)
+{
+	pthread_cond_destroy(&cl->cond);
+	pthread_mutex_destroy(&cl->lock);
+	free(cl);
+}
+
+static void *closer_main(void *arg)
+{
+	struct ctl_closer *cl = arg;
+	bool orphaned;
+
+	pthread_mutex_lock(&cl->lock);
+	for (;;) {
+		while (cl->n == 0 && !cl->stop)
+			pthread_cond_wait(&cl->cond, &cl->lock);
+		if (cl->n == 0)
+			break;
+		int fd = cl->fd[0];
+
+		pthread_mutex_unlock(&cl->lock);
+		close(fd);
+		pthread_mutex_lock(&cl->lock);
+		cl->n--;
+		memmove(cl->fd, cl->fd + 1, cl->n * sizeof(cl->fd[0]));
+		memmove(cl->uid, cl->uid + 1, cl->n * sizeof(cl->uid[0]));
+	}
+	cl->done = true;
+	orphaned = cl->orphaned;
+	pthread_cond_broadcast(&cl->cond);
+	pthread_mutex_unlock(&cl->lock);
+	if (orphaned)
+		closer_free(cl);
+	return NULL;
+}
+
+/* May a descriptor from uid be taken now?  It might have to be queued. */
+static bool closer_room(struct ctl *c, uid_t uid)
+{
+	struct ctl_closer *cl = c->closer;
+	unsigned same = 0;
+	bool room;
+
+	if (!cl)
+		return true;
+	pthread_mutex_lock(&cl->lock);
+	for (unsigned i = 0; i < cl->n; i++)
+		same += cl->uid[i] == uid;
+	room = cl->n < CLOSER_MAX && same < CTL_CONN_PER_UID;
+	pthread_mutex_unlock(&cl->lock);
+	return room;
+}
+
+static int closer_start(struct ctl *c)
+{
+	struct ctl_closer *cl = calloc(1, sizeof(*cl));
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int r;
+
+	if (!cl)
+		return -ENOMEM;
+	pthread_mutex_init(&cl->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&cl->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/*
+	 * Every signal blocked: one meant for the daemon (SIGHUP, SIGTERM) must
+	 * not be handed to a thread that may sleep in a flush for good.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&cl->thread, NULL, closer_main, cl);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		closer_free(cl);
+		return -r;
+	}
+	c->closer = cl;
+	return 0;
+}
+
+/* Queues fd for the closer thread; the main thread never closes it. */
+static void closer_push(struct ctl *c, int fd, uid_t uid, uint64_t now)
+{
+	struct ctl_closer *cl;
+
+	c->cnt[CTLC_nonsocket_fds]++;
+	if (!c->closer && closer_start(c) < 0) {
+		/*
+		 * Out of threads or memory: the descriptor is left open rather
+		 * than closed here, and the next one tries to start it again.
+		 */
+		log_peer(&c->rl, now, LOG_WARNING,
+			 "control: cannot start the closer thread; a passed descriptor stays open");
+		return;
+	}
+	cl = c->closer;
+	pthread_mutex_lock(&cl->lock);
+	if (cl->n < sizeof(cl->fd) / sizeof(cl->fd[0])) {
+		cl->fd[cl->n] = fd;
+		cl->uid[cl->n] = uid;
+		cl->n++;
+		pthread_cond_signal(&cl->cond);
+		fd = -1;
+	}
+	pthread_mutex_unlock(&cl->lock);
+	if (fd >= 0)	/* cannot happen: one per connection beyond CLOSER_MAX */
+		log_peer(&c->rl, now, LOG_WARNING,
+			 "control: closer queue full; a passed descriptor stays open");
+}
+
+/* Lets the closer drain its queue, CTL_TIMEOUT_MS at most, then leaves it. */
+static void closer_stop(struct ctl *c)
+{
+	struct ctl_closer *cl = c->closer;
+	struct timespec until;
+	bool done;
+
+	if (!cl)
+		return;
+	c->closer = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += CTL_TIMEOUT_MS / 1000;
+	pthread_mutex_lock(&cl->lock);
+	cl->stop = true;
+	pthread_cond_broadcast(&cl->cond);
+	while (!cl->done)
+		if (pthread_cond_timedwait(&cl->cond, &cl->lock, &until) == ETIMEDOUT)
+			break;
+	done = cl->done;
+	if (!done)
+		cl->orphaned = true;
+	pthread_mutex_unlock(&cl->lock);
+	if (done) {
+		pthread_join(cl->thread, NULL);
+		closer_free(cl);
+	} else {
+		log_warnx("control: a passed descriptor is still being closed; leaving it");
+		pthread_detach(cl->thread);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -223,21 +406,27 @@ int ctl_fd(const struct ctl *c)
 }
 
 /*
- * A passed descriptor that is not a usable intent socket may be anything,
- * e.g. a connected TCP socket with SO_LINGER set and unsent data, whose
- * last close() would block the main thread for the linger time.  Lingering
- * off makes that close() return at once (the kernel still sends the data).
- * A usable intent socket is unconnected, so its close() never waits and it
- * is not touched.
+ * A passed descriptor that is not a usable intent socket may be anything:
+ * a connected TCP socket with SO_LINGER set and unsent data, whose last
+ * close() would block the main thread for the linger time (lingering off
+ * makes it return at once; the kernel still sends the data), or a file,
+ * whose close() may wait for a FUSE server (the closer thread does it).
+ * SO_TYPE tells sockets from the rest without waiting on anyone.  A usable
+ * intent socket is unconnected, so its close() never waits.
  */
-static void close_passed(int fd, bool usable)
+static void close_passed(struct ctl *c, int fd, uid_t uid, bool usable, uint64_t now)
 {
 	struct linger lg = { 0, 0 };
-	struct stat st;
+	int type;
+	socklen_t len = sizeof(type);
 
 	if (fd < 0)
 		return;
-	if (!usable && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0) {
+		closer_push(c, fd, uid, now);
+		return;
+	}
+	if (!usable)
 		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	close(fd);
 }
@@ -246,7 +435,7 @@ static void conn_close(struct ctl *c, struct ctl_conn *k)
 {
 	if (k->fd < 0)
 		return;
-	close_passed(k->passed_fd, false);
+	close_passed(c, k->passed_fd, k->cred.uid, false, mono_ms() / 1000);
 	epoll_ctl(c->epoll_fd, EPOLL_CTL_DEL, k->fd, NULL);
 	close(k->fd);
 	/* The line may hold an INTENT payload: the first bytes of a stream. */
@@ -274,6 +463,7 @@ void ctl_close(struct ctl *c)
 		close(c->listen_fd);
 	if (c->spare_fd >= 0)
 		close(c->spare_fd);
+	closer_stop(c);
 	c->epoll_fd = -1;
 	c->listen_fd = -1;
 	c->spare_fd = -1;
@@ -301,13 +491,16 @@ static enum ctl_status check_socket(int fd, const struct ucred *cred, int family
 	int v;
 	uint16_t port;
 
+	/* SO_TYPE first: it fails at once for a file, where fstat() may wait. */
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) < 0)
+		return CTL_S_NOT_YOUR_SOCKET;
 	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != cred->uid)
 		return CTL_S_NOT_YOUR_SOCKET;
-	len = sizeof(v);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) < 0 || v != family)
+	if (v != SOCK_STREAM)
 		return CTL_S_BAD_SOCKET;
 	len = sizeof(v);
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) < 0 || v != SOCK_STREAM)
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) < 0 || v != family)
 		return CTL_S_BAD_SOCKET;
 	len = sizeof(v);
 	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len) < 0 || v != IPPROTO_TCP)
@@ -413,8 +606,14 @@ static void serve(struct ctl *c, struct ctl_conn *k, const struct conf *conf,
 		       req.cmd == CTL_CMD_INTENT ? CTLC_intent : CTLC_status]++;
 	}
 	/* A descriptor belongs with INTENT only, and only one. */
-	if (p == CTL_PARSE_OK &&
-	    (k->stray_fds || (k->passed_fd >= 0 && req.cmd != CTL_CMD_INTENT))) {
+	if (p == CTL_PARSE_OK && k->fds_refused) {
+		c->cnt[CTLC_fds_refused]++;
+		s = CTL_S_BUSY;
+		log_peer(&c->rl, now, LOG_DEBUG,
+			 "control: uid %u pid %d: descriptors still closing, not taking more",
+			 (unsigned)k->cred.uid, (int)k->cred.pid);
+	} else if (p == CTL_PARSE_OK &&
+		   (k->stray_fds || (k->passed_fd >= 0 && req.cmd != CTL_CMD_INTENT))) {
 		c->cnt[CTLC_stray_fds]++;
 		s = CTL_S_BAD_REQUEST;
 		log_peer(&c->rl, now, LOG_DEBUG,
@@ -446,7 +645,7 @@ static void serve(struct ctl *c, struct ctl_conn *k, const struct conf *conf,
 				 (unsigned)k->cred.uid, (int)k->cred.pid, ctlproto_status_word(s));
 	}
 	sodium_memzero(&req, sizeof(req));
-	close_passed(k->passed_fd, usable);
+	close_passed(c, k->passed_fd, k->cred.uid, usable, now);
 	k->passed_fd = -1;
 
 	c->replies[s]++;
@@ -473,12 +672,23 @@ static void serve(struct ctl *c, struct ctl_conn *k, const struct conf *conf,
 /* ------------------------------------------------------------------ */
 /* Connection I/O */
 
-static void take_fds(struct ctl_conn *k, struct msghdr *msg)
+/*
+ * The descriptor recvmsg() installed, if any: at most one (msg had room for
+ * one); more, or any when there was no room, show as MSG_CTRUNC.
+ */
+static void take_fds(struct ctl *c, struct ctl_conn *k, struct msghdr *msg, bool room,
+		     uint64_t now)
 {
 	struct cmsghdr *cm;
 
-	if (msg->msg_flags & MSG_CTRUNC)
-		k->stray_fds = true;
+	if (msg->msg_flags & MSG_CTRUNC) {
+		if (room)
+			k->stray_fds = true;
+		else if (k->passed_fd < 0 && !k->stray_fds)
+			k->fds_refused = true;	/* the closer's queue was full */
+		else
+			k->stray_fds = true;
+	}
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
 		size_t n, i;
 
@@ -493,7 +703,7 @@ static void take_fds(struct ctl_conn *k, struct msghdr *msg)
 			if (k->passed_fd < 0 && !k->stray_fds) {
 				k->passed_fd = fd;
 			} else {
-				close_passed(fd, false);
+				close_passed(c, fd, k->cred.uid, false, now);
 				k->stray_fds = true;
 			}
 		}
@@ -506,15 +716,24 @@ static void conn_read(struct ctl *c, struct ctl_conn *k, const struct conf *conf
 	for (;;) {
 		union {
 			struct cmsghdr align;
-			char buf[CMSG_SPACE(sizeof(int) * PASSED_FDS_MAX)];
+			char buf[CMSG_SPACE(sizeof(int))];
 		} cbuf;
 		struct iovec iov = { k->in + k->len, sizeof(k->in) - k->len };
-		struct msghdr msg = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
-		};
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+		/*
+		 * Room for exactly one descriptor (CMSG_SPACE would fit two),
+		 * and none once this connection has one, or has passed too
+		 * many, or its uid's (or everyone's) not-sockets are still
+		 * being closed: the kernel drops what does not fit.
+		 */
+		bool room = k->passed_fd < 0 && !k->stray_fds && !k->fds_refused &&
+			    closer_room(c, k->cred.uid);
 		ssize_t r;
 
+		if (room) {
+			msg.msg_control = cbuf.buf;
+			msg.msg_controllen = CMSG_LEN(sizeof(int));
+		}
 		if (k->len == sizeof(k->in))
 			break;		/* no LF within CTL_LINE_MAX: the parser says so */
 		r = recvmsg(k->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
@@ -529,7 +748,7 @@ static void conn_read(struct ctl *c, struct ctl_conn *k, const struct conf *conf
 			conn_close(c, k);
 			return;
 		}
-		take_fds(k, &msg);
+		take_fds(c, k, &msg, room, now);
 		if (r == 0)
 			break;		/* EOF: serve what came */
 		k->len += (size_t)r;

@@ -15,7 +15,10 @@
  * reply within as long again).  At most CTL_MAX_CONN connections are open,
  * CTL_CONN_PER_UID of them for one non-root uid, so a local user who opens
  * connections and sends nothing slows nobody else down.  Whatever a peer
- * can trigger is counted and logged through log_peer().  Main thread only.
+ * can trigger is counted and logged through log_peer().  Main thread only,
+ * except for one closer thread of its own (started at the first passed
+ * descriptor that is not a socket): closing a file may wait for whoever
+ * serves it (FUSE, NFS), and the main thread must never wait on a peer.
  */
 #ifndef KNOCKGW_CTL_H
 #define KNOCKGW_CTL_H
@@ -46,7 +49,9 @@ enum {
 	X(io_errors, "connections lost to a receive or send error")                \
 	X(accept_errors, "accept() failures")                                      \
 	X(refused_busy, "connections refused: all slots, or the uid's, in use")    \
-	X(stray_fds, "descriptors passed without INTENT, or more than one")
+	X(stray_fds, "descriptors passed without INTENT, or more than one")        \
+	X(nonsocket_fds, "passed descriptors that were not sockets (closer thread)") \
+	X(fds_refused, "descriptors not taken: too many not-sockets still closing")
 
 enum ctl_counter {
 #define X(name, desc) CTLC_##name,
@@ -56,6 +61,7 @@ enum ctl_counter {
 };
 
 struct ctl_conn;
+struct ctl_closer;
 
 struct ctl {
 	int listen_fd;
@@ -66,6 +72,7 @@ struct ctl {
 	ino_t ino;			/* unlinks it only if it is still ours */
 	uint64_t paused_until_ms;	/* accept() failed for want of resources */
 	struct ctl_conn *conn;		/* CTL_MAX_CONN slots */
+	struct ctl_closer *closer;	/* NULL until the first non-socket is passed */
 	uint64_t cnt[CTLC_MAX];
 	uint64_t replies[CTL_S_MAX];	/* by reply status (errors included) */
 	uint64_t parse[CTL_PARSE_MAX];	/* why requests were "bad-request" */
@@ -103,7 +110,9 @@ void ctl_handle(struct ctl *c, const struct conf *conf, struct intent_table *int
 /*
  * Closes every connection and the socket, and removes the socket file if it
  * is still the one ctl_open() made.  Only after ctl_open() (which leaves c
- * closable even when it fails); calling it twice is harmless.
+ * closable even when it fails); calling it twice is harmless.  Waits at
+ * most CTL_TIMEOUT_MS for the closer thread; one that is stuck on a file
+ * nobody answers for is left to finish (and free itself) on its own.
  */
 void ctl_close(struct ctl *c);
 
