@@ -23,6 +23,10 @@
  *     }
  *     with closed_ports = "daemon" (and a protect entry):
  *     chain input_closed {  type filter hook input priority 10;
+ *       per protected port (and address), as in chain input:
+ *         tcp dport P  return   (decided there: never queued twice; a valid
+ *                                knock to a port nobody listens on gets the
+ *                                kernel's RST)
  *       tcp flags & (ack|rst) == 0  socket transparent 0  accept  (someone listens,
  *       tcp flags & (ack|rst) == 0  socket transparent 1  accept   or the flow exists)
  *       tcp flags & (ack|rst) == 0  queue bypass   (a closed port: answered like a
@@ -127,7 +131,8 @@ enum rule_kind {
 	RK_CLIENT_OUT,		/* user path: later outgoing packets of such flows */
 	RK_CLIENT_IN,		/* user path: their incoming packets */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
-	RK_CLOSED_SOCKET,	/* closed_ports "daemon": a socket answers (value = transparent) */
+	RK_CLOSED_SKIP,		/* closed_ports "daemon": a protected port, the input chain's */
+	RK_CLOSED_SOCKET,	/* ... a socket answers (value = transparent) */
 	RK_CLOSED,		/* ... none does: queue, bypass */
 };
 
@@ -185,8 +190,10 @@ static void plan_free(struct plan *p)
 static void plan_add(struct plan *p, enum rule_kind k, const struct conf_protect *e,
 		     const struct prefix *a)
 {
-	plan_push(p, (struct rule){ .kind = k, .chain = CH_INPUT, .port = e ? e->port : 0,
-				    .addr = a, .entry_line = e ? e->line : 0 });
+	plan_push(p, (struct rule){ .kind = k, .chain = k == RK_CLOSED_SKIP ? CH_INPUT_CLOSED
+									 : CH_INPUT,
+				    .port = e ? e->port : 0, .addr = a,
+				    .entry_line = e ? e->line : 0 });
 }
 
 static void plan_client(struct plan *p, enum rule_kind k, enum chain_id ch,
@@ -249,6 +256,23 @@ static int make_plan(const struct conf *c, struct plan *p)
 			plan_entry(p, e, &e->addrs[a]);
 	}
 	if (c->closed_ports == CLOSED_DAEMON && c->nprotect > 0) {
+		/*
+		 * What the input chain decided is never queued again: a knock it
+		 * let through to a port nobody listens on gets the kernel's RST,
+		 * and an integrity SYN, which comes back through this hook after
+		 * every REPEAT, cannot loop between the kernel and the daemon.
+		 * The same port and address match as the input chain's rules, not
+		 * our mark: the mark rule clears it, and a mark alone says nothing
+		 * about the packet.
+		 */
+		for (size_t i = 0; i < c->nprotect; i++) {
+			const struct conf_protect *e = &c->protect[i];
+
+			if (e->naddrs == 0)
+				plan_add(p, RK_CLOSED_SKIP, e, NULL);
+			for (size_t a = 0; a < e->naddrs; a++)
+				plan_add(p, RK_CLOSED_SKIP, e, &e->addrs[a]);
+		}
 		for (uint8_t t = 0; t <= 1; t++)
 			plan_push(p, (struct rule){ .kind = RK_CLOSED_SOCKET,
 						    .chain = CH_INPUT_CLOSED, .value = t });
@@ -355,6 +379,9 @@ static void print_rule(FILE *f, const struct plan *p, const struct rule *r)
 	case RK_CLIENT_IN:
 		fputs("meta mark set ct mark counter ", f);
 		print_queue(f, p, false);
+		break;
+	case RK_CLOSED_SKIP:
+		fputs("return", f);
 		break;
 	default:
 		break;
@@ -975,6 +1002,9 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 		x_counter(r);
 		x_queue(r, p, kind, false);
 		break;
+	case RK_CLOSED_SKIP:
+		x_verdict(r, NFT_RETURN);
+		break;
 	default:
 		break;
 	}
@@ -1001,6 +1031,8 @@ static const char *kind_name(enum rule_kind k)
 		return "client translation rule";
 	case RK_CT_KEEP:
 		return "conntrack keeper rule";
+	case RK_CLOSED_SKIP:
+		return "closed_ports rule";
 	case RK_CLOSED_SOCKET:
 		return "closed_ports listener rule (closed_ports \"daemon\"; needs nft_socket)";
 	case RK_CLOSED:
@@ -1021,7 +1053,8 @@ static void put_rule(struct batch *bt, const char *table, const struct rule *ru,
 	build_rule(r, ru, p, kind);
 	if (ru->port)
 		snprintf(what, sizeof(what), "%s for port %u (%s entry at line %d)",
-			 kind_name(ru->kind), ru->port, ru->chain == CH_INPUT ? "protect" : "knock",
+			 kind_name(ru->kind), ru->port,
+			 ru->chain == CH_INPUT || ru->chain == CH_INPUT_CLOSED ? "protect" : "knock",
 			 ru->entry_line);
 	else
 		snprintf(what, sizeof(what), "%s", kind_name(ru->kind));

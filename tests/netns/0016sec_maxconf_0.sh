@@ -75,6 +75,8 @@ works() {
 		diff -u "$TMP/want.txt" "$TMP/got.txt"
 	check "$1: chain input has 2 + $2 x 16 x 3 rules" \
 		grep -qx "input $((2 + $2 * 16 * 3))" "$TMP/got.txt"
+	check "$1: chain input_closed has $2 x 16 + 3 rules" \
+		grep -qx "input_closed $(($2 * 16 + 3))" "$TMP/got.txt"
 	check "$1: chain output_raw has $2 rules" grep -qx "output_raw $2" "$TMP/got.txt"
 	printf 'SSH-2.0-LastEntry\r\n' >"$TMP/banner"
 	isn=$("$KC" isn --mode native --key-file "$K" --dst $S4 --port 22 --tsval 4242 \
