@@ -197,5 +197,5 @@ int main(void)
 			   no, r->name);
 		CHECK_EQ_U(got.mark, r->want.mark, "row %u (%s): mark", no, r->name);
 	}
-	return unit_done("test_ctnl");
+	return unit_done("ctnl");
 }
