@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -24,6 +25,7 @@
 
 enum {
 	HOPLIMIT_CACHE = 16,
+	MS_PER_DAY = 24 * 60 * 60 * 1000,
 	RST_BATCH = 64,			/* answers sent with one sendmmsg() */
 };
 
@@ -185,6 +187,15 @@ int rawsock_flush(struct rawsock *rs)
 	return failed;
 }
 
+/* The time an IPv4 timestamp option records: ms since midnight UTC (RFC 791). */
+static uint32_t ip_timestamp(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint32_t)(((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000) % MS_PER_DAY);
+}
+
 int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct pkt_view *v,
 			  uint32_t indev, uint32_t skbinfo, uint64_t now)
 {
@@ -192,8 +203,16 @@ int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct p
 	size_t len;
 
 	refresh(rs, now);
-	/* With GSO queues the kernel hands us local packets before their sum. */
+	/*
+	 * With GSO queues the kernel hands us local packets before their sum;
+	 * without CSUM_NOTVERIFIED it has checked the sum already (the NIC, or
+	 * conntrack in prerouting), and its TCP will not look again.
+	 */
 	rs->rp4.csum_unfinished = rs->rp6.csum_unfinished = (skbinfo & NFQA_SKB_CSUMNOTREADY) != 0;
+	rs->rp4.csum_unverified = rs->rp6.csum_unverified =
+		(skbinfo & NFQA_SKB_CSUM_NOTVERIFIED) != 0;
+	if (v->family == AF_INET)
+		rs->rp4.ip_ts_ms = ip_timestamp();
 	if (rs->n4 == RST_BATCH || rs->n6 == RST_BATCH)
 		rawsock_flush(rs);
 	if (v->family == AF_INET) {

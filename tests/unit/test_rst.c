@@ -24,7 +24,7 @@
 #include "unit.h"
 
 enum {
-	BUF_LEN = 2048,
+	BUF_LEN = 4096,
 	LABEL_CASES = 1000,
 };
 
@@ -201,12 +201,15 @@ static void fixed_params(struct rst_params *rp)
 	memset(rp, 0, sizeof(*rp));
 	for (size_t i = 0; i < sizeof(rp->flowlabel_key); i++)
 		rp->flowlabel_key[i] = (uint8_t)(0x40 + i);
+	rp->csum_unverified = true;	/* the daemon checks: as for raw-socket peers */
 }
 
 enum csum_case {
 	CS_GOOD,
 	CS_BAD,		/* one bit off */
 	CS_SHORT,	/* payload captured short: the sum cannot be checked */
+	CS_SHORT_OK,	/* likewise, but the kernel verified it (no NOTVERIFIED) */
+	CS_BAD_OK,	/* one bit off, but the kernel took it as verified */
 };
 
 enum want_label {
@@ -284,9 +287,12 @@ static const struct row rows[] = {
 	  0, 0, 0, 0, 0, WL_ZERO },
 	{ V4, S, 1, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_BAD,
 	  0, 0, 0, 0, 0, WL_ZERO },
-	/* 16: payload captured short: answered, ack from the declared length */
+	/*
+	 * 16: payload captured short, its sum unverified: conntrack found it
+	 * bad before us (it checks the whole segment), so silence
+	 */
 	{ V4, A | P, 9, 10, 1400, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT,
-	  1, R, 10, 0, 0, WL_ZERO },
+	  0, 0, 0, 0, 0, WL_ZERO },
 	/* 17-20: IPv6, no flow label policy: label 0 even when the SYN has one */
 	{ V6, S, 1000, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
 	  1, R | A, 0, 1001, 0, WL_ZERO },
@@ -323,7 +329,16 @@ static const struct row rows[] = {
 	{ V6, S, 1, 0, 0, 0, 0, 1, 1, 64, 1, 1, 1, CS_BAD,
 	  0, 0, 0, 0, 0, WL_ZERO },
 	{ V6, S, 1, 0, 600, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT,
-	  1, R | A, 0, 602, 0, WL_ZERO },
+	  0, 0, 0, 0, 0, WL_ZERO },
+	/* 33-36: the kernel verified the sum: short or not, answered */
+	{ V4, A | P, 9, 10, 1400, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT_OK,
+	  1, R, 10, 0, 0, WL_ZERO },
+	{ V6, S, 1, 0, 3000, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT_OK,
+	  1, R | A, 0, 3002, 0, WL_ZERO },
+	{ V4, S, 1, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_BAD_OK,
+	  1, R | A, 0, 2, 0, WL_ZERO },
+	{ V6, S, 1, 0, 0, 0, 0, 1, 1, 64, 0, 0, 0, CS_BAD_OK,
+	  1, R | A, 0, 2, 0, WL_ZERO },
 };
 
 /* Checks the answer out[0..len) to the segment in (built as b) against r. */
@@ -411,9 +426,9 @@ static void table_rows(void)
 		s.tcpopt = r->tcpopt;
 		b = build(buf, &s);
 		cap = b.len;
-		if (r->csum == CS_BAD)
+		if (r->csum == CS_BAD || r->csum == CS_BAD_OK)
 			buf[b.tcp_off + 17] ^= 0x01;
-		if (r->csum == CS_SHORT)
+		if (r->csum == CS_SHORT || r->csum == CS_SHORT_OK)
 			cap = b.len - r->plen + 10;
 
 		fixed_params(&rp);
@@ -421,6 +436,7 @@ static void table_rows(void)
 		rp.flowlabel_reflect = r->reflect;
 		rp.flowlabel_auto = r->autol;
 		rp.flowlabel_state_ranges = r->ranges;
+		rp.csum_unverified = r->csum != CS_SHORT_OK && r->csum != CS_BAD_OK;
 
 		if (pkt_parse(buf, cap, &v) != PKT_OK) {
 			CHECK(0, "row %u: the test's packet parses", no);
@@ -559,10 +575,116 @@ static void negative_zero(void)
 	}
 }
 
+/*
+ * IPv4 options on the answer, as ip_send_unicast_reply builds them
+ * (__ip_options_echo, ip_options_build).  Each row is a segment's options
+ * as the queue sees them, after the input path (ip_options_compile) has
+ * recorded this host (SA) and its time (T0) where there was room, and the
+ * options the kernel's RST carries: record route then timestamp, this
+ * host and the time (T) added where the echo leaves room, END padding; or
+ * no answer at all where __ip_options_echo fails.
+ */
+#define SA	192, 0, 2, 1
+#define HOP	203, 0, 113, 9
+#define T0	0xaa, 0xbb, 0xcc, 0xdd
+#define T	0x01, 0x02, 0x03, 0x04
+#define Z4	0, 0, 0, 0
+#define BYTES(...)	(const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ })
+#define NONE		NULL, 0
+
+static const struct {
+	const uint8_t *in;
+	size_t inlen;
+	bool answer;
+	const uint8_t *out;
+	size_t outlen;
+} ipopt_rows[] = {
+	/* 1-4: record route: this host again where there is room */
+	{ BYTES(7, 11, 8, SA, Z4, 0), true, BYTES(7, 11, 12, SA, SA, 0) },
+	{ BYTES(7, 7, 8, SA, 0), true, BYTES(7, 7, 8, SA, 0) },
+	{ BYTES(7, 11, 9, Z4, Z4, 0), false, NONE },		/* pointer off the slots */
+	{ BYTES(1, 148, 4, 0, 0, 7, 7, 8, SA), true, BYTES(7, 7, 8, SA, 0) },	/* RA dropped */
+	/* 5-8: timestamps only, with addresses, full, overflowed */
+	{ BYTES(68, 12, 9, 0, T0, Z4), true, BYTES(68, 12, 13, 0, T0, T) },
+	{ BYTES(68, 20, 13, 1, SA, T0, Z4, Z4), true, BYTES(68, 20, 21, 1, SA, T0, SA, T) },
+	{ BYTES(68, 12, 13, 1, SA, T0), true, BYTES(68, 12, 13, 1, SA, T0) },
+	{ BYTES(68, 8, 9, 0x10, T0), true, BYTES(68, 8, 9, 0x10, T0) },
+	/* 9-10: prespecified: stamped where the address is this host's */
+	{ BYTES(68, 20, 13, 3, SA, T0, SA, Z4), true, BYTES(68, 20, 21, 3, SA, T0, SA, T) },
+	{ BYTES(68, 12, 5, 3, HOP, Z4), true, BYTES(68, 12, 5, 3, HOP, Z4) },
+	/* 11: the echo's order is record route, timestamp */
+	{ BYTES(68, 8, 9, 0, T0, 7, 7, 8, SA, 0), true, BYTES(7, 7, 8, SA, 68, 8, 9, 0, T0, 0) },
+	/* 12-13: twice, a broken length: the input path drops these */
+	{ BYTES(7, 7, 8, SA, 7, 7, 8, SA, 0, 0), false, NONE },
+	{ BYTES(1, 1, 148, 1), false, NONE },
+	/* 14: security (not echoed) */
+	{ BYTES(130, 11, 0xf1, 0x35, 0, 0, 0, 0, 0, 0, 0, 0), true, NONE },
+	/* 15: a timestamp slot cut by the option's end */
+	{ BYTES(68, 10, 9, 0, T0, 0, 0, 0, 0), false, NONE },
+	/* 16: 40 bytes of record route, one slot left */
+	{ BYTES(7, 39, 36, SA, SA, SA, SA, SA, SA, SA, SA, Z4, 0), true,
+	  BYTES(7, 39, 40, SA, SA, SA, SA, SA, SA, SA, SA, SA, 0) },
+};
+
+static void ip_options(void)
+{
+	static uint8_t buf[RST_IPOPT_MAX + BUF_LEN];
+
+	for (size_t i = 0; i < sizeof(ipopt_rows) / sizeof(ipopt_rows[0]); i++) {
+		unsigned no = (unsigned)i + 1;
+		size_t optlen = (ipopt_rows[i].inlen + 3) & ~(size_t)3, ihl = 20 + optlen, len;
+		size_t oihl = 20 + ipopt_rows[i].outlen;
+		uint8_t out[RST_MAX_LEN];
+		struct rst_params rp;
+		struct pkt_view v;
+		struct spec s;
+		struct built b;
+
+		base_spec(&s, AF_INET);
+		s.flags = TCP_SYN;
+		s.seq = 99;
+		b = build(buf + optlen, &s);
+		/* Slide the options in between the IP and TCP headers. */
+		memmove(buf, buf + optlen, 20);
+		memset(buf + 20, 0, optlen);
+		memcpy(buf + 20, ipopt_rows[i].in, ipopt_rows[i].inlen);
+		buf[0] = (uint8_t)(0x40 | ihl / 4);
+		put16(buf + 2, (uint32_t)(ihl + b.tcp_len));
+		fixed_params(&rp);
+		rp.ttl = 64;
+		rp.ip_ts_ms = 0x01020304;
+		if (pkt_parse(buf, ihl + b.tcp_len, &v) != PKT_OK) {
+			CHECK(0, "ipopt %u: the test's packet parses", no);
+			continue;
+		}
+		len = rst_build(buf, &v, &rp, out);
+		if (!ipopt_rows[i].answer) {
+			CHECK_EQ_U(len, 0, "ipopt %u: no answer", no);
+			continue;
+		}
+		CHECK_EQ_U(len, oihl + 20, "ipopt %u: length", no);
+		if (len != oihl + 20)
+			continue;
+		CHECK_EQ_U(out[0], 0x40 | oihl / 4, "ipopt %u: IHL", no);
+		CHECK_EQ_U(get16(out + 2), oihl + 20, "ipopt %u: total length", no);
+		CHECK(ipopt_rows[i].outlen == 0 ||
+		      memcmp(out + 20, ipopt_rows[i].out, ipopt_rows[i].outlen) == 0,
+		      "ipopt %u: options", no);
+		CHECK_EQ_U(fold(ref_sum(0, out, oihl)), 0xffff, "ipopt %u: IP header checksum", no);
+		CHECK(memcmp(out + 12, server4, 4) == 0 && memcmp(out + 16, client4, 4) == 0,
+		      "ipopt %u: addresses", no);
+		CHECK_EQ_U(get32(out + oihl + 8), 100, "ipopt %u: ack", no);
+		CHECK_EQ_U(out[oihl + 13], TCP_RST | TCP_ACK, "ipopt %u: flags", no);
+		CHECK_EQ_U(get16(out + oihl + 16), ref_csum(out, oihl, 20), "ipopt %u: TCP checksum",
+			   no);
+	}
+}
+
 int main(void)
 {
 	table_rows();
 	auto_labels();
 	negative_zero();
+	ip_options();
 	return unit_done("rst");
 }
