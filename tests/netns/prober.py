@@ -8,7 +8,13 @@ can compare every header field of an answer with a closed port's.
   prober.py probe   --iface IF --src A --dst B --sport S --dport P
                     [--seq N] [--ack N] [--flags syn|fin|null|xmas|ack|maimon|F,S,R,P,A,U]
                     [--tsval N | --no-ts] [--tos N] [--flowlabel N] [--timeout S]
-        prints the first answer as JSON ({"answer": null} when none came)
+                    [--bad-csum] [--tcp-opts HEX] [--ip-opts HEX] [--ext NH:HEX]
+                    [--payload-len N] [--urg N] [--ttl N] [--frag N]
+        prints the first answer as JSON ({"answer": null} when none came);
+        --tcp-opts replaces the SYN's usual options (NOP-padded), --ip-opts
+        are IPv4 options (END-padded), --ext IPv6 extension headers (HEX,
+        each naming the next; NH the first one's number), --frag N sends
+        the IPv4 datagram in fragments of N bytes (a multiple of 8)
   prober.py connect --iface IF --src A --dst B --sport S --dport P --isn N
                     [--tsval N | --no-ts] [--data-file F] [--split a,b,..]
                     [--order i,j,..] [--timeout S]
@@ -69,18 +75,52 @@ def tcp_segment(src, dst, sport, dport, seq, ack, flags, opts=b"", payload=b"", 
     return hdr[:16] + struct.pack("!H", c) + hdr[18:] + payload
 
 
-def ip_packet(src, dst, segment, tos=0, flowlabel=0, ttl=64, proto=6, ip_len=None):
+def tcp_set_urg(src, dst, seg, urg, bad_csum=False):
+    """seg with its urgent pointer set, the checksum recomputed."""
+    seg = seg[:16] + b"\0\0" + struct.pack("!H", urg) + seg[20:]
+    a, b = ipaddress.ip_address(src), ipaddress.ip_address(dst)
+    if a.version == 4:
+        pseudo = a.packed + b.packed + struct.pack("!BBH", 0, 6, len(seg))
+    else:
+        pseudo = a.packed + b.packed + struct.pack("!IxxxB", len(seg), 6)
+    c = csum(pseudo + seg) ^ (0x5555 if bad_csum else 0)
+    return seg[:16] + struct.pack("!H", c) + seg[18:]
+
+
+def ip_packet(src, dst, segment, tos=0, flowlabel=0, ttl=64, proto=6, ip_len=None, ipopts=b"",
+              ext=b"", ext_nh=None, frag=0):
     a = ipaddress.ip_address(src)
     if a.version == 4:
-        tot = ip_len if ip_len is not None else 20 + len(segment)
-        h = struct.pack("!BBHHHBBH4s4s", 0x45, tos, tot, random.randrange(1, 65536), 0x4000, ttl,
-                        proto, 0, a.packed, ipaddress.ip_address(dst).packed)
+        if len(ipopts) % 4:
+            ipopts += b"\0" * (4 - len(ipopts) % 4)  # END padding
+        ihl = 20 + len(ipopts)
+        ident = random.randrange(1, 65536)
+        if frag:
+            return ip_fragments(a, dst, segment, tos, ttl, proto, ipopts, ident, frag)
+        tot = ip_len if ip_len is not None else ihl + len(segment)
+        h = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl // 4, tos, tot, ident, 0x4000, ttl,
+                        proto, 0, a.packed, ipaddress.ip_address(dst).packed) + ipopts
         h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
         return h + segment
-    plen = ip_len if ip_len is not None else len(segment)
+    plen = ip_len if ip_len is not None else len(ext) + len(segment)
     first = (6 << 28) | (tos << 20) | (flowlabel & 0xFFFFF)
-    return struct.pack("!IHBB16s16s", first, plen, proto, ttl, a.packed,
-                       ipaddress.ip_address(dst).packed) + segment
+    return struct.pack("!IHBB16s16s", first, plen, ext_nh if ext else proto, ttl, a.packed,
+                       ipaddress.ip_address(dst).packed) + ext + segment
+
+
+def ip_fragments(a, dst, payload, tos, ttl, proto, ipopts, ident, size):
+    """An IPv4 datagram cut into fragments of size bytes (RFC 791 3.2)."""
+    out = []
+    for off in range(0, len(payload), size):
+        chunk = payload[off:off + size]
+        mf = 0x2000 if off + size < len(payload) else 0
+        opts = ipopts if off == 0 else b""  # no copied-flag options here
+        ihl = 20 + len(opts)
+        h = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl // 4, tos, ihl + len(chunk), ident,
+                        mf | off // 8, ttl, proto, 0, a.packed,
+                        ipaddress.ip_address(dst).packed) + opts
+        out.append(h[:10] + struct.pack("!H", csum(h)) + h[12:] + chunk)
+    return out
 
 
 def syn_options(tsval, with_ts=True):
@@ -106,7 +146,8 @@ class Wire:
             self.tx.setsockopt(socket.IPPROTO_IPV6, IPV6_HDRINCL, 1)
 
     def send(self, dst, pkt):
-        self.tx.sendto(pkt, (dst, 0))
+        for p in pkt if isinstance(pkt, list) else [pkt]:
+            self.tx.sendto(p, (dst, 0))
 
     def frames(self, deadline):
         """Yields (pkttype, ip packet) until the deadline."""
@@ -135,7 +176,7 @@ def parse(ip):
         f.update(ipver=4, tos=ip[1], totlen=struct.unpack("!H", ip[2:4])[0],
                  id=struct.unpack("!H", ip[4:6])[0], df=bool(ip[6] & 0x40), mf=bool(ip[6] & 0x20),
                  fragoff=struct.unpack("!H", ip[6:8])[0] & 0x1FFF, ttl=ip[8], proto=ip[9],
-                 ihl=ihl, ipcsum_ok=csum(ip[:ihl]) == 0,
+                 ihl=ihl, ipcsum_ok=csum(ip[:ihl]) == 0, ipopts=ip[20:ihl].hex(),
                  src=str(ipaddress.ip_address(ip[12:16])), dst=str(ipaddress.ip_address(ip[16:20])))
         seg = ip[ihl:f["totlen"]]
         pseudo = ip[12:20] + struct.pack("!BBH", 0, 6, len(seg))
@@ -201,10 +242,20 @@ def cmd_probe(a):
     fam = ipaddress.ip_address(a.dst).version
     w = Wire(a.iface, fam)
     flags = flag_bits(a.flags)
-    opts = syn_options(a.tsval, not a.no_ts) if flags & FLAGS["S"] else b""
-    seg = tcp_segment(a.src, a.dst, a.sport, a.dport, a.seq, a.ack, flags, opts,
+    if a.tcp_opts is not None:
+        opts = bytes.fromhex(a.tcp_opts)
+    else:
+        opts = syn_options(a.tsval, not a.no_ts) if flags & FLAGS["S"] else b""
+    payload = bytes((i * 7 + 3) & 0xFF for i in range(a.payload_len))
+    seg = tcp_segment(a.src, a.dst, a.sport, a.dport, a.seq, a.ack, flags, opts, payload,
                       bad_csum=a.bad_csum)
-    w.send(a.dst, ip_packet(a.src, a.dst, seg, tos=a.tos, flowlabel=a.flowlabel))
+    if a.urg:
+        seg = tcp_set_urg(a.src, a.dst, seg, a.urg, a.bad_csum)
+    ext_nh, ext = (int(a.ext.split(":")[0]), bytes.fromhex(a.ext.split(":")[1])) if a.ext \
+        else (None, b"")
+    w.send(a.dst, ip_packet(a.src, a.dst, seg, tos=a.tos, flowlabel=a.flowlabel, ttl=a.ttl,
+                            ipopts=bytes.fromhex(a.ip_opts), ext=ext, ext_nh=ext_nh,
+                            frag=a.frag))
     ans = next(answers(w, a, time.monotonic() + a.timeout), None)
     print(json.dumps({"answer": ans}))
 
@@ -361,6 +412,13 @@ def main():
     s.add_argument("--tos", type=lambda x: int(x, 0), default=0)
     s.add_argument("--flowlabel", type=lambda x: int(x, 0), default=0)
     s.add_argument("--bad-csum", action="store_true")
+    s.add_argument("--tcp-opts")
+    s.add_argument("--ip-opts", default="")
+    s.add_argument("--ext", default="")
+    s.add_argument("--payload-len", type=int, default=0)
+    s.add_argument("--urg", type=lambda x: int(x, 0), default=0)
+    s.add_argument("--ttl", type=int, default=64)
+    s.add_argument("--frag", type=int, default=0)
     s = sub.choices["connect"]
     s.add_argument("--isn", type=lambda x: int(x, 0), required=True)
     s.add_argument("--data-file")
