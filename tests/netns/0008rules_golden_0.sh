@@ -24,6 +24,8 @@ knock = (
 	{ dst = "2001:db8:1::5"; port = 2200; mode = "knock"; key = "legacy"; }
 );
 EOC
+# It holds a text secret: readable by its owner only, like a key file.
+chmod 600 "$TMP/rules.conf"
 # print-rules runs inside the namespace: its probe must not touch the root one.
 in_s "$KNOCKGW" print-rules -c "$TMP/rules.conf" | sed "s|$TMP|TMP|" >"$TMP/print.txt"
 if [ -n "${UPDATE_GOLDEN:-}" ]; then cp "$TMP/print.txt" "$GOLDEN/print-rules.txt"; fi
