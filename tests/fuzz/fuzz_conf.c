@@ -14,6 +14,7 @@
 #endif
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,8 +90,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sodium_init() < 0)
 		abort();
 	/* One memfd for the whole run, emptied and refilled for each input. */
-	if (fd < 0)
+	if (fd < 0) {
 		fd = memfd_create("fuzz_conf", MFD_CLOEXEC);
+		/* Owner only, as a file holding a secret must be, or every input is refused. */
+		if (fd >= 0 && fchmod(fd, 0600) != 0)
+			abort();
+	}
 	if (fd < 0 || ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
 		abort();
 	if (!write_all(fd, data, size))

@@ -26,6 +26,7 @@ protect = (
 	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; }
 );
 EOC
+chmod 600 "$TMP/knockgw.conf"	# it holds a secret: owner only
 start_knockgw "$NS_S" "$TMP/knockgw.conf"
 
 isn() { # MODE KEYARG DST PORT TSVAL

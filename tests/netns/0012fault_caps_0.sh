@@ -40,6 +40,7 @@ protect = (
 	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; replay_ttl = 6; }
 );
 EOC
+chmod 600 "$TMP/knockgw.conf"	# it holds a secret: owner only
 start_knockgw "$NS_S" "$TMP/knockgw.conf"
 LOG=$TMP/knockgw-$NS_S.log
 

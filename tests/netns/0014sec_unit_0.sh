@@ -76,6 +76,7 @@ control_socket = "$TMP/run/knockgw/control";
 keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "$SECRET"; } );
 protect = ( { port = 22; mode = "native"; keys = [ "k" ]; } );
 EOC
+chmod 600 "$TMP/knockgw.conf"	# it holds a secret: owner only
 KNOCKGW=$TMP/knockgw-sandboxed
 started=0
 start_knockgw "$NS_S" "$TMP/knockgw.conf" && started=1
@@ -139,6 +140,7 @@ protect = (
 	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; }
 );
 EOC
+chmod 600 "$TMP/knockgw.conf"	# it holds a secret: owner only
 check "the reloaded file is valid" "$KNOCKGW" -n -c "$TMP/knockgw.conf"
 kill -HUP "$KGW_PID"
 check "SIGHUP: reloaded" wait_for 10 grep -q '^reloaded: 2 protected port' "$LOG"

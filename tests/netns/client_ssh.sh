@@ -25,6 +25,7 @@ knock = (
 	{ dst = "$S6"; port = 2222; mode = "knock"; key = "legacy"; }
 );
 EOC
+chmod 600 "$TMP/client.conf"	# it holds a secret: owner only
 start_knockgw "$NS_C" "$TMP/client.conf"
 CLI_PID=$KGW_PID
 start_knockgw "$NS_S" "$TMP/server.conf"

@@ -220,6 +220,7 @@ protect = (
 	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; }$tp_more
 );
 EOC
+	chmod 600 "$1"	# it holds a secret: owner only
 }
 
 # two_port_client_conf FILE TRANSLATE SOCKET DST4 DST6: the client side,
@@ -236,6 +237,7 @@ knock = (
 	{ dst = "$5"; port = 2222; mode = "knock"; key = "legacy"; }
 );
 EOC
+	chmod 600 "$1"	# it holds a secret: owner only
 }
 
 # probe OUT SRC DST DPORT SEQ [prober args...]: one raw segment from the
