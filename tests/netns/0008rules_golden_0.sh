@@ -24,7 +24,6 @@ knock = (
 	{ dst = "2001:db8:1::5"; port = 2200; mode = "knock"; key = "legacy"; }
 );
 EOC
-chmod 600 "$TMP/rules.conf"	# it holds a secret: owner only
 # It holds a text secret: readable by its owner only, like a key file.
 chmod 600 "$TMP/rules.conf"
 # print-rules runs inside the namespace: its probe must not touch the root one.
