@@ -84,9 +84,21 @@ struct worker {
 	uint64_t heartbeat;		/* monotonic ms of the last loop: watchdog */
 };
 
+/*
+ * A configuration that was published to the workers and then replaced while
+ * some worker may not have moved on yet: freed once every worker has taken
+ * generation gen (the one that replaced it), never sooner.
+ */
+struct retired_conf {
+	struct retired_conf *next;
+	struct conf *conf;
+	unsigned gen;
+};
+
 struct knockgw {
 	struct conf *conf;		/* current; workers follow conf_gen */
 	unsigned conf_gen;
+	struct retired_conf *retired;	/* replaced, maybe still held by a worker */
 	enum nft_queue_kind queue_kind;
 	struct replay replay;
 	struct intent_table *intents;
@@ -589,27 +601,92 @@ static const char *needs_restart(const struct conf *a, const struct conf *b)
 	return NULL;
 }
 
-/* Publishes c to the workers and waits until every one has taken it. */
-static bool switch_conf(struct knockgw *kg, struct conf *c)
+/*
+ * Has every worker taken generation gen, or a later one?  A worker stores
+ * its gen only after it has switched to the configuration it read after
+ * loading that gen, and configurations are published before their gen: a
+ * worker at gen or later holds no configuration replaced before gen.
+ */
+static bool all_reached(struct knockgw *kg, unsigned gen)
+{
+	for (unsigned i = 0; i < kg->nworkers; i++)
+		if ((int)(__atomic_load_n(&kg->workers[i].gen, __ATOMIC_ACQUIRE) - gen) < 0)
+			return false;
+	return true;
+}
+
+/*
+ * Publishes c to the workers and waits until every one has taken it;
+ * *ret_gen is c's generation either way.
+ */
+static bool switch_conf(struct knockgw *kg, struct conf *c, unsigned *ret_gen)
 {
 	uint64_t deadline = now_ms(CLOCK_MONOTONIC) + SWITCH_WAIT_MS;
 	unsigned gen;
 
 	__atomic_store_n(&kg->conf, c, __ATOMIC_RELEASE);
 	gen = __atomic_add_fetch(&kg->conf_gen, 1, __ATOMIC_RELEASE);
+	*ret_gen = gen;
 	for (;;) {
-		bool all = true;
-
-		for (unsigned i = 0; i < kg->nworkers; i++)
-			if (__atomic_load_n(&kg->workers[i].gen, __ATOMIC_ACQUIRE) != gen)
-				all = false;
-		if (all)
+		if (all_reached(kg, gen))
 			return true;
 		if (now_ms(CLOCK_MONOTONIC) > deadline)
 			return false;
 		struct timespec ts = { 0, 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
+}
+
+/* Frees the retired configurations no worker can hold any more (all: at exit). */
+static void collect_retired(struct knockgw *kg, bool all)
+{
+	struct retired_conf **pp = &kg->retired;
+
+	while (*pp) {
+		struct retired_conf *r = *pp;
+
+		if (!all && !all_reached(kg, r->gen)) {
+			pp = &r->next;
+			continue;
+		}
+		*pp = r->next;
+		free_conf(r->conf);
+		free(r);
+		if (!all)
+			log_info("reload: every queue thread has left the refused configuration; "
+				 "freed");
+	}
+}
+
+/*
+ * Back to old after c was published.  A worker may have taken c (all of
+ * them did when the table could not be installed) and not yet moved back:
+ * then c must outlive the switch, or that worker reads freed memory at its
+ * next packet.  c is freed once every worker has taken old's generation,
+ * now or in a later round of the main loop (collect_retired()); if even
+ * the list node cannot be had, c is never freed: a leak, not a
+ * use-after-free.
+ */
+static void restore_conf(struct knockgw *kg, struct conf *old, struct conf *c)
+{
+	struct retired_conf *r;
+	unsigned gen;
+
+	if (switch_conf(kg, old, &gen)) {
+		free_conf(c);
+		return;
+	}
+	log_warnx("reload: a queue thread has not moved back to the previous configuration "
+		  "yet; the refused one is kept until it has");
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		log_warnx("reload: out of memory; the refused configuration is never freed");
+		return;
+	}
+	r->conf = c;
+	r->gen = gen;
+	r->next = kg->retired;
+	kg->retired = r;
 }
 
 /*
@@ -625,6 +702,7 @@ static void reload(struct knockgw *kg, const char *path)
 	char msg[128], err[512];
 	struct conf *old = kg->conf, *c;
 	const char *what;
+	unsigned gen;
 
 	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
 		 (unsigned long long)now_ms(CLOCK_MONOTONIC) * 1000);
@@ -643,25 +721,23 @@ static void reload(struct knockgw *kg, const char *path)
 		free_conf(c);
 		goto out;
 	}
-	if (!switch_conf(kg, c)) {
+	if (!switch_conf(kg, c, &gen)) {
 		log_warnx("reload: a queue thread did not take the new configuration; restoring "
 			  "the previous one");
-		switch_conf(kg, old);
-		free_conf(c);
+		restore_conf(kg, old, c);
 		goto out;
 	}
 	if (c->rules_manage && nftrules_install(c, kg->queue_kind, err, sizeof(err)) < 0) {
 		log_warnx("reload: cannot install table inet %s: %s; restoring the previous "
 			  "configuration", c->table, err);
-		switch_conf(kg, old);
-		free_conf(c);
+		restore_conf(kg, old, c);
 		goto out;
 	}
 	if (c->rules_manage && strcmp(old->table, c->table) != 0 && nftrules_remove(old->table) < 0)
 		log_warnx("reload: cannot delete the old table inet %s", old->table);
 	if (!kg->verbose)
 		log_setlevel(c->log_level);
-	free_conf(old);		/* no thread uses it any more: wiped now */
+	free_conf(old);		/* every thread has taken c (all_reached): wiped now */
 	kg->reloads++;
 	log_info("reloaded: %zu protected port(s), %zu knock destination(s)", c->nprotect,
 		 c->nknock);
@@ -816,6 +892,8 @@ static int run(struct knockgw *kg, const char *path)
 			reload_requested = 0;
 			reload(kg, path);
 		}
+		if (kg->retired)
+			collect_retired(kg, false);
 		now = now_ms(CLOCK_MONOTONIC);
 		if (now - last_status >= STATUS_EVERY_MS) {
 			last_status = now;
@@ -842,6 +920,7 @@ out:
 	if (kg->table_installed)
 		remove_table(kg);
 	join_workers(kg);
+	collect_retired(kg, true);	/* no worker runs any more */
 	log_counters(kg);
 	free_workers(kg);
 	if (kg->ctl_open)
