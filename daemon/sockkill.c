@@ -7,6 +7,7 @@
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -56,18 +57,17 @@ void sockkill_close(struct sockkill *sk)
 	free(sk);
 }
 
-int sockkill_destroy(struct sockkill *sk, int family, const uint8_t *local, uint16_t lport,
-		     const uint8_t *remote, uint16_t rport)
+/* One request for the socket local:lport <-> remote:rport (cookie: which one). */
+static struct nlmsghdr *put_req(char *buf, uint16_t type, uint32_t seq, int family,
+				const uint8_t *local, uint16_t lport, const uint8_t *remote,
+				uint16_t rport, const uint32_t cookie[2])
 {
-	char buf[SK_BUF_BYTES];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct inet_diag_req_v2 *req;
 	size_t alen = family == AF_INET6 ? 16 : 4;
-	uint32_t seq = ++sk->seq;
-	int ret;
 
-	nlh->nlmsg_type = SOCK_DESTROY;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | (type == SOCK_DESTROY ? NLM_F_ACK : 0);
 	nlh->nlmsg_seq = seq;
 	req = mnl_nlmsg_put_extra_header(nlh, sizeof(*req));
 	req->sdiag_family = (uint8_t)family;
@@ -78,14 +78,72 @@ int sockkill_destroy(struct sockkill *sk, int family, const uint8_t *local, uint
 	memcpy(req->id.idiag_src, local, alen);
 	memcpy(req->id.idiag_dst, remote, alen);
 	req->id.idiag_if = 0;
-	req->id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
-	req->id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	req->id.idiag_cookie[0] = cookie[0];
+	req->id.idiag_cookie[1] = cookie[1];
+	return nlh;
+}
+
+struct found {
+	bool ok;
+	uint8_t state;
+	uint32_t cookie[2];
+};
+
+static int found_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct found *f = data;
+	const struct inet_diag_msg *m;
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*m))
+		return MNL_CB_ERROR;
+	m = mnl_nlmsg_get_payload(nlh);
+	f->ok = true;
+	f->state = m->idiag_state;
+	f->cookie[0] = m->id.idiag_cookie[0];
+	f->cookie[1] = m->id.idiag_cookie[1];
+	return MNL_CB_OK;
+}
+
+static int talk(struct sockkill *sk, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	char buf[SK_BUF_BYTES];
+	uint32_t seq = nlh->nlmsg_seq;
+	int ret;
 
 	if (mnl_socket_sendto(sk->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	ret = (int)mnl_socket_recvfrom(sk->nl, buf, sizeof(buf));
 	if (ret < 0)
 		return -errno;
-	ret = mnl_cb_run(buf, (size_t)ret, seq, sk->portid, NULL, NULL);
+	ret = mnl_cb_run(buf, (size_t)ret, seq, sk->portid, cb, data);
 	return ret < 0 ? -errno : 0;
+}
+
+/*
+ * The kernel finds the socket to destroy as it finds the one a packet is
+ * for: the connection's own, or else the listening socket of the port.
+ * Aborting that would close the service's listener (accept() fails with
+ * EINVAL from then on).  So the socket is looked up first, a listener is
+ * never destroyed, and the destroy names the connection's socket by its
+ * cookie: if it went away in between, the kernel refuses (ESTALE) rather
+ * than take the listener.
+ */
+int sockkill_destroy(struct sockkill *sk, int family, const uint8_t *local, uint16_t lport,
+		     const uint8_t *remote, uint16_t rport)
+{
+	static const uint32_t any[2] = { INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE };
+	char buf[SK_BUF_BYTES];
+	struct found f = { 0 };
+	int ret;
+
+	ret = talk(sk, put_req(buf, SOCK_DIAG_BY_FAMILY, ++sk->seq, family, local, lport, remote,
+			       rport, any),
+		   found_cb, &f);
+	if (ret < 0)
+		return ret;
+	if (!f.ok || f.state == TCP_LISTEN)
+		return -ENOENT;
+	return talk(sk, put_req(buf, SOCK_DESTROY, ++sk->seq, family, local, lport, remote, rport,
+				f.cookie),
+		    NULL, NULL);
 }

@@ -4,7 +4,10 @@
  * Integrity failures and timeouts must reset the connection on both sides,
  * the local service's socket included.  SOCK_DESTROY makes the kernel abort
  * the socket (tcp_abort): the service sees ECONNABORTED and the peer gets an
- * RST carrying the socket's own sequence numbers.  Needs CAP_NET_ADMIN and
+ * RST carrying the socket's own sequence numbers.  A listening socket is
+ * never aborted, even when the connection has no socket of its own (any
+ * more) and the kernel's lookup would fall back to the port's listener.
+ * Needs CAP_NET_ADMIN and
  * CONFIG_INET_DIAG_DESTROY.  The only module that speaks sock_diag.
  */
 #ifndef KNOCKGW_SOCKKILL_H
