@@ -58,6 +58,9 @@ static const struct range r_limit_entries = { 64, 4194304 };
 static const struct range r_hold_bytes = { 4096, 1073741824 };
 static const struct range r_hold_flow_bytes = { 1024, 1048576 };
 static const struct range r_integrity_timeout = { 1, 300 };
+static const struct range r_guess_threshold = { 0, 1000000 };
+static const struct range r_guess_window = { 1, 86400 };
+static const struct range r_guess_penalty = { 0, 86400 };
 static const struct range r_port = { 1, 65535 };
 static const struct range r_integrity_len = { 0, 2048 };
 static const struct range r_window = { 0, 86400 };
@@ -270,6 +273,9 @@ void conf_defaults(struct conf *c)
 	c->hold_bytes = 4194304;
 	c->hold_flow_bytes = 65536;
 	c->integrity_timeout = 10;
+	c->guess_threshold = 100;
+	c->guess_window = 60;
+	c->guess_penalty = 0;
 }
 
 void conf_free(struct conf *c)
@@ -901,8 +907,10 @@ static void load_globals(struct loader *ld, const config_setting_t *root)
 	static const char *const rules_names[] = { "manage", "table", NULL };
 	static const char *const limits_names[] = { "flows", "replay", "hold_bytes",
 						    "hold_flow_bytes", "integrity_timeout", NULL };
+	static const char *const guessing_names[] = { "threshold", "window", "penalty", NULL };
 	static const struct scope top = { NULL, false }, queue = { "queue", false },
-				  rules = { "rules", false }, limits = { "limits", false };
+				  rules = { "rules", false }, limits = { "limits", false },
+				  guessing = { "guessing", false };
 	struct conf *c = ld->c;
 	const config_setting_t *g;
 	config_setting_t *s;
@@ -972,6 +980,19 @@ static void load_globals(struct loader *ld, const config_setting_t *root)
 		if (get_int(ld, g, &limits, "integrity_timeout", r_integrity_timeout, &v,
 			    &c->line_integrity_timeout) == GOT_OK)
 			c->integrity_timeout = (uint32_t)v;
+	}
+
+	g = get_group(ld, root, "guessing");
+	if (g) {
+		int line;
+
+		check_unknown(ld, g, guessing_names, "guessing");
+		if (get_int(ld, g, &guessing, "threshold", r_guess_threshold, &v, &line) == GOT_OK)
+			c->guess_threshold = (uint32_t)v;
+		if (get_int(ld, g, &guessing, "window", r_guess_window, &v, &line) == GOT_OK)
+			c->guess_window = (uint32_t)v;
+		if (get_int(ld, g, &guessing, "penalty", r_guess_penalty, &v, &line) == GOT_OK)
+			c->guess_penalty = (uint32_t)v;
 	}
 }
 
@@ -1364,8 +1385,8 @@ static void load_knock(struct loader *ld, const config_setting_t *s)
 static void load_root(struct loader *ld, const config_setting_t *root)
 {
 	static const char *const names[] = { "queue", "rules", "log_level", "translate",
-					     "closed_ports", "control_socket", "limits", "keys",
-					     "protect", "knock", NULL };
+					     "closed_ports", "control_socket", "limits", "guessing",
+					     "keys", "protect", "knock", NULL };
 	const config_setting_t *list;
 
 	check_unknown(ld, root, names, NULL);

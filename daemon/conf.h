@@ -29,6 +29,8 @@
  *               hold_bytes [4194304] 4096..1073741824;
  *               hold_flow_bytes [65536] 1024..1048576;
  *               integrity_timeout [10] 1..300 seconds; };
+ *   guessing = { threshold [100] 0..1000000 refused knocks (0: off);
+ *                window [60] 1..86400 s; penalty [0] 0..86400 s; };
  *   keys    = ( { name; file | secret; }, ... )  name [A-Za-z0-9_.-]{1,32}
  *   protect = ( { port 1..65535; mode knock|native; keys = [names] (1..16);
  *                 integrity_len [0] 0..2048; on_fail ["reset"] reset|drop;
@@ -139,6 +141,8 @@ struct conf {
 	uint32_t hold_bytes;
 	uint32_t hold_flow_bytes;
 	uint32_t integrity_timeout;
+	/* Refused knocks per source prefix (guess.h). */
+	uint32_t guess_threshold, guess_window, guess_penalty;
 
 	size_t nkeys;
 	struct conf_key keys[CONF_MAX_KEYS];

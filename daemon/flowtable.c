@@ -283,6 +283,17 @@ void flow_remove(struct flowtable *t, struct flow_entry *e)
 	}
 }
 
+struct flow_entry *flow_next(struct flowtable *t, size_t *pos)
+{
+	while (t->count > 0 && *pos < t->cap) {
+		struct flow_entry *e = &t->slots[(*pos)++];
+
+		if (e->state == FLOW_USED)
+			return e;
+	}
+	return NULL;
+}
+
 size_t flow_gc(struct flowtable *t, uint64_t now,
 	       void (*on_expire)(struct flow_entry *e, void *arg), void *arg)
 {

@@ -52,6 +52,12 @@ struct flow_entry *flow_lookup(struct flowtable *t, const struct flow_key *k);
 struct flow_entry *flow_insert(struct flowtable *t, const struct flow_key *k, uint64_t expires,
 			       bool *ret_created);
 void flow_remove(struct flowtable *t, struct flow_entry *e);
+/*
+ * Live entries one by one: start with *pos = 0; NULL after the last.  The
+ * table must not change during the walk, except by removing the entry just
+ * returned (flow_remove never moves an entry).
+ */
+struct flow_entry *flow_next(struct flowtable *t, size_t *pos);
 /* Removes expired entries; calls on_expire (may be NULL) for each first. */
 size_t flow_gc(struct flowtable *t, uint64_t now,
 	       void (*on_expire)(struct flow_entry *e, void *arg), void *arg);

@@ -194,14 +194,15 @@ static void free_conf(struct conf *c)
 
 /*
  * One queue carries both roles; the hook tells them apart: the server's
- * rules queue at input, the client's at output (SYNs, and the user path's
- * outgoing packets) and prerouting (the user path's incoming packets).
+ * rules queue at input (and, for integrity flows, the service's segments at
+ * output, marked: server_wants), the client's at output (SYNs, and the user
+ * path's outgoing packets) and prerouting (the user path's incoming ones).
  */
 static void on_packet(struct nfqueue *q, const struct nfqueue_packet *p, void *arg)
 {
 	struct worker *w = arg;
 
-	if (p->hook == NF_INET_LOCAL_IN)
+	if (server_wants(&w->srv, p))
 		server_packet(&w->srv, q, p);
 	else
 		client_packet(&w->cli, q, p);

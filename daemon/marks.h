@@ -16,7 +16,8 @@
 enum {
 	KGW_MARK_MASK = 0x7f000000,
 	KGW_MARK_INTEG = 0x4c000000,	/* valid integrity SYN: flag the flow */
-	KGW_MARK_RELEASE = 0x4d000000,	/* integrity verified: unflag the flow */
+	KGW_MARK_RELEASE = 0x4d000000,	/* integrity acknowledged: unflag the flow */
+	KGW_MARK_REPLY = 0x4e000000,	/* the output rule's: a service's integrity segment */
 	KGW_CTMARK_INTEG = 0x40000000,	/* conntrack: flow awaits its integrity bytes */
 };
 

@@ -9,13 +9,19 @@
  *     chain input {
  *       type filter hook input priority -10; policy accept;
  *       meta mark & MASK == INTEG   ct mark set ct mark | CT_INTEG, clear, accept
- *       meta mark & MASK == RELEASE ct mark set ct mark & ~CT_INTEG, clear, accept
  *       per protected port (and address, when limited):
  *         tcp dport P tcp flags & (syn|ack) == syn              queue  (knocks)
  *         tcp dport P tcp flags & (syn|ack|rst) == 0            queue  (FIN/NULL/Xmas:
  *                                     the daemon answers like a closed port)
  *           or, with on_fail "drop":  ct state new,invalid, not a SYN   drop
  *         tcp dport P ct mark & CT_INTEG ct direction original  queue  (integrity)
+ *     }
+ *     with an integrity entry: the service's side of those flows (pending.h)
+ *     chain output_integ {  type filter hook output priority -10;
+ *       meta mark & MASK == RELEASE ct mark set ct mark & ~CT_INTEG, clear, accept
+ *       per integrity entry (and address):
+ *         tcp sport P ct mark & CT_INTEG ct direction reply
+ *                     meta mark set mark & ~MASK | REPLY  queue
  *     }
  *     chain output_raw {                          client role, before conntrack
  *       type filter hook output priority -300; policy accept;
@@ -104,7 +110,9 @@ enum {
 	CT_STATE_NEW_OR_INVALID = NF_CT_STATE_INVALID_BIT | NF_CT_STATE_BIT(IP_CT_NEW),
 };
 
-enum chain_id { CH_INPUT, CH_INPUT_CLOSED, CH_OUTPUT_RAW, CH_OUTPUT, CH_PREROUTING, CH_MAX };
+enum chain_id {
+	CH_INPUT, CH_INPUT_CLOSED, CH_OUTPUT_INTEG, CH_OUTPUT_RAW, CH_OUTPUT, CH_PREROUTING, CH_MAX
+};
 
 static const struct {
 	const char *name;
@@ -113,6 +121,7 @@ static const struct {
 } chains[CH_MAX] = {
 	[CH_INPUT] = { "input", NF_INET_LOCAL_IN, CHAIN_PRIORITY },
 	[CH_INPUT_CLOSED] = { "input_closed", NF_INET_LOCAL_IN, CLOSED_PRIORITY },
+	[CH_OUTPUT_INTEG] = { "output_integ", NF_INET_LOCAL_OUT, CHAIN_PRIORITY },
 	[CH_OUTPUT_RAW] = { "output_raw", NF_INET_LOCAL_OUT, RAW_PRIORITY },
 	[CH_OUTPUT] = { "output", NF_INET_LOCAL_OUT, USER_PRIORITY },
 	[CH_PREROUTING] = { "prerouting", NF_INET_PRE_ROUTING, USER_PRIORITY },
@@ -122,11 +131,12 @@ static const struct {
 
 enum rule_kind {
 	RK_MARK_INTEG,		/* our REPEAT verdict for a valid integrity SYN */
-	RK_MARK_RELEASE,	/* our REPEAT verdict for verified integrity bytes */
+	RK_MARK_RELEASE,	/* our REPEAT verdict for the service's ACK of them */
 	RK_SYN,			/* new SYNs to a protected port: queue */
 	RK_STRAY_QUEUE,		/* FIN/NULL/Xmas: queue, answered like a closed port */
 	RK_STRAY_DROP,		/* on_fail "drop": anything not a SYN, untracked: drop */
 	RK_INTEG,		/* flows awaiting integrity bytes: queue */
+	RK_INTEG_REPLY,		/* the service's side of those flows: mark, queue */
 	RK_CLIENT_SYN,		/* this host's SYNs to a knock destination: queue */
 	RK_CLIENT_OUT,		/* user path: later outgoing packets of such flows */
 	RK_CLIENT_IN,		/* user path: their incoming packets */
@@ -190,9 +200,12 @@ static void plan_free(struct plan *p)
 static void plan_add(struct plan *p, enum rule_kind k, const struct conf_protect *e,
 		     const struct prefix *a)
 {
-	plan_push(p, (struct rule){ .kind = k, .chain = k == RK_CLOSED_SKIP ? CH_INPUT_CLOSED
-									 : CH_INPUT,
-				    .port = e ? e->port : 0, .addr = a,
+	enum chain_id ch = k == RK_CLOSED_SKIP				 ? CH_INPUT_CLOSED
+			   : k == RK_INTEG_REPLY || k == RK_MARK_RELEASE ? CH_OUTPUT_INTEG
+									 : CH_INPUT;
+
+	plan_push(p, (struct rule){ .kind = k, .chain = ch, .port = e ? e->port : 0, .addr = a,
+				    .addr_is_src = k == RK_INTEG_REPLY,
 				    .entry_line = e ? e->line : 0 });
 }
 
@@ -244,9 +257,10 @@ static int make_keeper_plan(const struct conf *c, struct plan *p)
 /* 0 or -ENOMEM (then nothing is planned). */
 static int make_plan(const struct conf *c, struct plan *p)
 {
+	bool integ = false;
+
 	plan_start(c, p);
 	plan_add(p, RK_MARK_INTEG, NULL, NULL);
-	plan_add(p, RK_MARK_RELEASE, NULL, NULL);
 	for (size_t i = 0; i < c->nprotect; i++) {
 		const struct conf_protect *e = &c->protect[i];
 
@@ -254,6 +268,25 @@ static int make_plan(const struct conf *c, struct plan *p)
 			plan_entry(p, e, NULL);
 		for (size_t a = 0; a < e->naddrs; a++)
 			plan_entry(p, e, &e->addrs[a]);
+		integ = integ || e->integrity_len > 0;
+	}
+	if (integ) {
+		/*
+		 * The service's side of integrity flows: its data waits until
+		 * the client's bytes verify, and its acknowledgement of them
+		 * ends the checking (pending.h).
+		 */
+		plan_add(p, RK_MARK_RELEASE, NULL, NULL);
+		for (size_t i = 0; i < c->nprotect; i++) {
+			const struct conf_protect *e = &c->protect[i];
+
+			if (e->integrity_len == 0)
+				continue;
+			if (e->naddrs == 0)
+				plan_add(p, RK_INTEG_REPLY, e, NULL);
+			for (size_t a = 0; a < e->naddrs; a++)
+				plan_add(p, RK_INTEG_REPLY, e, &e->addrs[a]);
+		}
 	}
 	if (c->closed_ports == CLOSED_DAEMON && c->nprotect > 0) {
 		/*
@@ -366,6 +399,12 @@ static void print_rule(FILE *f, const struct plan *p, const struct rule *r)
 	case RK_INTEG:
 		fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction original counter ",
 			KGW_CTMARK_INTEG, KGW_CTMARK_INTEG);
+		print_queue(f, p, false);
+		break;
+	case RK_INTEG_REPLY:
+		fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction reply "
+			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
+			KGW_CTMARK_INTEG, KGW_CTMARK_INTEG, ~(unsigned)KGW_MARK_MASK, KGW_MARK_REPLY);
 		print_queue(f, p, false);
 		break;
 	case RK_CLIENT_SYN:
@@ -928,7 +967,8 @@ static void build_mark_rule(struct nftnl_rule *r, uint32_t value, bool set_ct)
 static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct plan *p,
 		       enum nft_queue_kind kind)
 {
-	uint8_t dir_original = 0;	/* IP_CT_DIR_ORIGINAL */
+	uint8_t dir_original = 0, dir_reply = 1;	/* IP_CT_DIR_ORIGINAL, _REPLY */
+	uint32_t keep = ~(uint32_t)KGW_MARK_MASK, reply = KGW_MARK_REPLY;
 
 	switch (ru->kind) {
 	case RK_MARK_INTEG:
@@ -986,6 +1026,18 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 		x_counter(r);
 		x_queue(r, p, kind, false);
 		break;
+	case RK_INTEG_REPLY:
+		x_ct(r, NFT_CT_MARK);
+		x_masked_eq32(r, KGW_CTMARK_INTEG, KGW_CTMARK_INTEG, NFT_CMP_EQ);
+		x_ct(r, NFT_CT_DIRECTION);
+		x_cmp(r, NFT_CMP_EQ, &dir_reply, 1);
+		/* mark = (mark & ~MASK) ^ REPLY: the daemon tells it from the client's. */
+		x_meta(r, NFT_META_MARK);
+		x_bitwise(r, &keep, &reply, sizeof(keep));
+		x_meta_set(r, NFT_META_MARK);
+		x_counter(r);
+		x_queue(r, p, kind, false);
+		break;
 	case RK_CLIENT_SYN:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
 		x_counter(r);
@@ -1024,6 +1076,8 @@ static const char *kind_name(enum rule_kind k)
 		return "closed-port rule";
 	case RK_INTEG:
 		return "integrity rule";
+	case RK_INTEG_REPLY:
+		return "integrity reply rule";
 	case RK_CLIENT_SYN:
 		return "client knock rule";
 	case RK_CLIENT_OUT:
@@ -1054,7 +1108,10 @@ static void put_rule(struct batch *bt, const char *table, const struct rule *ru,
 	if (ru->port)
 		snprintf(what, sizeof(what), "%s for port %u (%s entry at line %d)",
 			 kind_name(ru->kind), ru->port,
-			 ru->chain == CH_INPUT || ru->chain == CH_INPUT_CLOSED ? "protect" : "knock",
+			 ru->chain == CH_INPUT || ru->chain == CH_INPUT_CLOSED ||
+					 ru->chain == CH_OUTPUT_INTEG
+				 ? "protect"
+				 : "knock",
 			 ru->entry_line);
 	else
 		snprintf(what, sizeof(what), "%s", kind_name(ru->kind));

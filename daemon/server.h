@@ -6,17 +6,21 @@
  * counters and rate limit are its own; only the replay table is shared (it
  * has its own lock).  Packets reach it only because the rules queued them:
  * new SYNs to protected ports, segments of flows whose conntrack entry
- * carries KGW_CTMARK_INTEG (see marks.h, nftrules.c), and with closed_ports
- * "daemon" SYNs and FIN/NULL/Xmas probes to ports nobody listens on.
+ * carries KGW_CTMARK_INTEG (see marks.h, nftrules.c), both ways (pending.h),
+ * and with closed_ports "daemon" SYNs and FIN/NULL/Xmas probes to ports
+ * nobody listens on.
  */
 #ifndef KNOCKGW_SERVER_H
 #define KNOCKGW_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "conf.h"
 #include "flowtable.h"
+#include "guess.h"
+#include "holdacct.h"
 #include "log.h"
 #include "nfq.h"
 #include "pkt.h"
@@ -41,8 +45,14 @@
 	X(integ_timeout, "integrity flows that did not deliver in time")             \
 	X(integ_unknown, "integrity segments of flows the daemon does not know")     \
 	X(integ_short_capture, "integrity segments captured short")                  \
+	X(integ_unacked, "verified integrity flows the service never acknowledged")   \
+	X(integ_syn_data, "integrity knocks refused for carrying data (TCP Fast Open)")  \
 	X(hold_cap, "segments dropped at a hold limit")                              \
+	X(source_cap, "knocks and segments refused at one source's share of the queue") \
+	X(integ_evicted, "unverified integrity flows reset to make room, oldest first") \
 	X(flows_full, "knocks refused because the pending-flow table was full")          \
+	X(guessers, "source prefixes that reached guessing.threshold refused knocks")  \
+	X(penalized, "SYNs answered like a closed port, unverified (guessing.penalty)") \
 	X(integ_reload, "integrity flows reset because the configuration was reloaded")
 
 enum server_counter {
@@ -65,16 +75,29 @@ struct server {
 	struct sockkill *sk;		/* may be NULL: then no server-side abort */
 	struct rawsock *rs;		/* closed-port answers */
 	struct flowtable pending;
-	size_t held_packets, held_bytes, held_bytes_max;
+	struct holdacct acct;		/* held packets, per queue and per source */
+	size_t held_bytes, held_bytes_max;
+	uint64_t next_order;		/* pending flows in the order they started */
 	uint64_t mono, wall;		/* seconds; set by the caller before each batch */
 	struct server_counters cnt;
 	struct log_ratelimit rl;
 	struct log_ratelimit rl_full;	/* "table full" warnings, apart from peers' */
+	struct guess guess;		/* refused knocks per source prefix */
+	struct log_ratelimit rl_guess;	/* its reports, apart from peers' */
 };
 
 int server_init(struct server *s, const struct conf *c, struct replay *replay,
 		struct sockkill *sk, struct rawsock *rs, unsigned nqueues);
 void server_free(struct server *s);
+
+/*
+ * Is this queued packet the server's?  Everything from the input hook; from
+ * the output hook, the service's side of an integrity flow, which the
+ * output rule marks KGW_MARK_REPLY.  The client role's user path carries
+ * its flow's shift in the mark, which can match that by chance: so the
+ * packet must also come from an integrity-protected port and address.
+ */
+bool server_wants(const struct server *s, const struct nfqueue_packet *p);
 
 /* The data path: decide about one queued packet. */
 void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p);
@@ -89,6 +112,13 @@ void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, 
 
 /* Resets integrity flows past their deadline; call a few times a second. */
 void server_tick(struct server *s, struct nfqueue *q);
+
+/*
+ * A knock from src was refused (a bad ISN, a replay, integrity bytes that
+ * failed): counted against its prefix, reported when it crosses
+ * guessing.threshold.  For the data path (server.c, pending.c).
+ */
+void server_note_refusal(struct server *s, int family, const uint8_t *src);
 
 const char *server_counter_name(enum server_counter c);
 

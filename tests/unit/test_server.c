@@ -15,14 +15,18 @@
  * on (server_tick).  Packets get ids 1, 2, ... in the order they are sent.
  * A step lists the verdicts it must produce, in order, as "<id><verdict>"
  * (a range "2-33D" stands for each id in turn): D drop, A accept,
- * I repeat with KGW_MARK_INTEG, L repeat with KGW_MARK_RELEASE; and how many
- * sockets it must abort and closed-port answers it must send.  After the
+ * R accept with our mark bits cleared (the service's segments come marked
+ * KGW_MARK_REPLY), I repeat with KGW_MARK_INTEG, L repeat with
+ * KGW_MARK_RELEASE; and how many sockets it must abort (and whose) and
+ * closed-port answers it must send.  A REPLY step is a segment from the
+ * service (output hook) acknowledging `off` bytes of the client's stream.  After the
  * last step every counter is compared with the scenario's list (those not
  * listed must be 0).  Then time runs far ahead so that every pending flow
  * ends, and every packet must have had exactly one verdict (STYLE rule 18).
  */
 #include <errno.h>
 #include <arpa/inet.h>
+#include <linux/netfilter.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -401,7 +405,7 @@ static uint8_t stream(uint32_t off)
 /* ------------------------------------------------------------------ */
 /* Scenarios */
 
-enum kind { K_END, K_SYN, K_DATA, K_RUN, K_BARE, K_STRAY, K_BAD, K_TICK };
+enum kind { K_END, K_SYN, K_DATA, K_RUN, K_BARE, K_STRAY, K_BAD, K_TICK, K_REPLY };
 enum isn_kind { ISN_GOOD, ISN_BAD, ISN_PREV, ISN_NEXT, ISN_FAR, ISN_OTHER_TSVAL };
 enum bad_kind { BAD_SHORT = 1, BAD_DOFF, BAD_UDP, BAD_FRAG };
 enum who {
@@ -409,6 +413,7 @@ enum who {
 	OTHER_SPORT = 2,	/* SPORT + 1 */
 	OTHER_DST = 4,		/* 192.0.2.99 / 2001:db8::99 */
 	OTHER_PORT = 8,		/* destination port 9999 */
+	OTHER_SPORT2 = 16,	/* SPORT + 2 */
 };
 
 struct step {
@@ -425,6 +430,8 @@ struct step {
 	uint32_t mark;		/* the packet's mark */
 	const char *want;	/* verdicts, see the top */
 	unsigned kills, answers;
+	unsigned victim;	/* whose socket is aborted: who + 1; 0 the step's own */
+	bool anykill;		/* aborts of several flows: counted, not checked */
 };
 
 struct count {
@@ -440,6 +447,8 @@ struct scenario {
 	int kill_ret, raw_ret;
 	bool no_sk;
 	uint32_t max_flows, hold_flow_bytes, hold_bytes;	/* 0: defaults */
+	uint32_t maxlen;					/* 0: default */
+	uint32_t guess_threshold, guess_penalty;		/* 0: off */
 	size_t replay_max;					/* 0: 1024 */
 	bool closed_daemon;					/* closed_ports "daemon" */
 	struct step s[MAX_STEPS];
@@ -454,6 +463,8 @@ struct scenario {
 #define STRAY(f, w, ...) { .k = K_STRAY, .flags = f, .want = w, __VA_ARGS__ }
 #define BAD(b) { .k = K_BAD, .how = b, .want = "1D" }
 #define TICK(sec, w, ...) { .k = K_TICK, .off = sec, .want = w, __VA_ARGS__ }
+#define REPLY(a, l, w, ...) { .k = K_REPLY, .off = a, .len = l, .want = w, __VA_ARGS__ }
+#define VICTIM(who) .victim = (who) + 1
 #define C(name, v) { SC_##name, v }
 #define CAP(n) .cap = (n) + 1
 #define V4 AF_INET
@@ -545,27 +556,28 @@ static const struct scenario scenarios[] = {
 	{ "fragment", E_KNOCK, V4, false, .s = { BAD(BAD_FRAG) }, .drop = PKT_FRAGMENT },
 	/* 31-38: integrity, verified and released in order */
 	{ "integrity v4 TS, one segment", E_INTEG, V4, true,
-	  .s = { SYN("1I"), DATA(0, 16, "2L") }, .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	  .s = { SYN("1I"), DATA(0, 16, "2A") }, .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity v6, handshake ACK, split", E_INTEG, V6, false,
-	  .s = { SYN("1I"), BARE(ACK, "2A"), DATA(0, 8, ""), DATA(8, 8, "3L 4A") },
+	  .s = { SYN("1I"), BARE(ACK, "2A"), DATA(0, 8, ""), DATA(8, 8, "3A 4A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity reordered", E_INTEG, V4, false,
-	  .s = { SYN("1I"), DATA(8, 8, ""), DATA(0, 8, "3L 2A") },
+	  .s = { SYN("1I"), DATA(8, 8, ""), DATA(0, 8, "3A 2A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity with bytes beyond the window held too", E_INTEG, V6, true,
-	  .s = { SYN("1I"), DATA(0, 10, ""), DATA(20, 100, ""), DATA(10, 10, "2L 4A 3A") },
+	  .s = { SYN("1I"), DATA(0, 10, ""), DATA(20, 100, ""), DATA(10, 10, "2A 4A 3A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity duplicates and agreeing overlap", E_INTEG, V4, true,
-	  .s = { SYN("1I"), DATA(0, 8, ""), DATA(0, 8, ""), DATA(4, 12, "2L 3A 4A") },
+	  .s = { SYN("1I"), DATA(0, 8, ""), DATA(0, 8, ""), DATA(4, 12, "2A 3A 4A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity native v6, epoch e-1 verified with e-1", E_INTEG_N, V6, true,
-	  .s = { SYN("1I", .how = ISN_PREV), DATA(0, 40, ""), DATA(40, 1000, "2L 3A") },
+	  .s = { SYN("1I", .how = ISN_PREV), DATA(0, 40, ""), DATA(40, 1000, "2A 3A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity N = INTEG_MAX_LEN", E_INTEG_MAX, V4, true,
-	  .s = { SYN("1I"), DATA(1448, 1448, ""), DATA(0, 1448, "3L 2A") },
+	  .s = { SYN("1I"), DATA(1448, 1448, ""), DATA(0, 1448, "3A 2A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity: the packet's other mark bits kept", E_INTEG, V4, false,
-	  .s = { SYN("1I", .mark = 0x7f0000ab), DATA(0, 16, "2L", .mark = 0x00000123) },
+	  .s = { SYN("1I", .mark = 0x7f0000ab), DATA(0, 16, "2A", .mark = 0x00000123),
+		 REPLY(16, 0, "3L", .mark = 0x00000456) },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	/* 39-43: integrity failures: every held segment dropped, both ends reset */
 	{ "integrity wrong bytes", E_INTEG, V4, true,
@@ -582,18 +594,21 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN("1I"), DATA(0, 64, "2D", .flip = 64, .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1) } },
 	{ "integrity conflicting retransmission", E_INTEG, V6, true,
-	  .s = { SYN("1I"), DATA(0, 10, ""), DATA(5, 10, "2D 3D", .flip = 2, .kills = 1) },
+	  .s = { SYN("1I"), DATA(0, 10, ""), DATA(5, 10, "3D 2D", .flip = 2, .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_conflict, 1) } },
 	/*
-	 * 44: segments queued while the flow's conntrack flag was still set (sent
-	 * right behind the completing one, e.g. the second half of a large TLS
-	 * ClientHello) reach us after the release.  They belong to a verified
-	 * flow: they must pass (the kernel's TCP drops a late duplicate of
-	 * verified bytes itself), not reset the connection.
+	 * 44: the verified bytes went through, but the service's TCP may have
+	 * dropped them (a stale timestamp, a TCP-MD5 option): until it
+	 * acknowledges the range, a segment that covers it with other bytes
+	 * is an attack (it would be read instead) and resets the flow.  Once
+	 * the acknowledgement is seen (DONE), a late copy is a duplicate the
+	 * kernel trims, and segments past the range always pass.
 	 */
-	{ "integrity: segments queued before the release took effect", E_INTEG, V4, false,
-	  .s = { SYN("1I"), DATA(0, 16, "2L"), DATA(16, 1000, "3A"), DATA(0, 16, "4A", .flip = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	{ "integrity: other bytes for the verified range before the service's ACK", E_INTEG, V4,
+	  false,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), DATA(16, 1000, "3A"),
+		 DATA(0, 16, "4D", .flip = 1, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_conflict, 1) } },
 	/* 45-47: hold limits: the segment is dropped, the flow goes on */
 	{ "hold cap: segments per flow", E_INTEG_MAX, V4, false,
 	  .s = { SYN("1I"), RUN(0, 1, 32, ""), DATA(32, 1, "34D"), TICK(10, "2-33D", .kills = 1) },
@@ -629,14 +644,14 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(TCP_RST, "3A 2D", .kills = 1) },
 	  .cnt = { C(syn_accepted, 1) } },
 	{ "integrity: a bare FIN passes, the flow goes on", E_INTEG, V6, true,
-	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(FIN | ACK, "3A"), DATA(8, 8, "2L 4A") },
+	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(FIN | ACK, "3A"), DATA(8, 8, "2A 4A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity: retransmitted SYNs", E_INTEG, V4, true,
-	  .s = { SYN("1I"), SYN("2I"), DATA(0, 8, ""), SYN("4I"), DATA(8, 8, "3L 5A") },
+	  .s = { SYN("1I"), SYN("2I"), DATA(0, 8, ""), SYN("4I"), DATA(8, 8, "3A 5A") },
 	  .cnt = { C(syn_accepted, 3), C(integ_ok, 1) } },
 	/* A new TSval gives a new ISN: before any data the flow starts over with it. */
 	{ "integrity: a SYN with another ISN before data restarts", E_INTEG_N, V6, true,
-	  .s = { SYN("1I"), SYN("2I", .tsval = 1000), DATA(0, 64, "3L") },
+	  .s = { SYN("1I"), SYN("2I", .tsval = 1000), DATA(0, 64, "3A") },
 	  .cnt = { C(syn_accepted, 2), C(integ_ok, 1) } },
 	{ "integrity: a restarted flow gets a new deadline", E_INTEG, V4, false,
 	  .s = { SYN("1I"), TICK(5, ""), SYN("2I"), TICK(5, ""), TICK(5, "", .kills = 1) },
@@ -646,7 +661,7 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN("1I"), DATA(0, 4, ""), DATA(4, 12, "3D 2D", CAP(2), .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_short_capture, 1) } },
 	{ "integrity short capture beyond the window is fine", E_INTEG, V6, false,
-	  .s = { SYN("1I"), DATA(16, 100, "", CAP(10)), DATA(0, 100, "3L 2A", CAP(16)) },
+	  .s = { SYN("1I"), DATA(16, 100, "", CAP(10)), DATA(0, 100, "3A 2A", CAP(16)) },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity short capture, no socket", E_INTEG, V6, false, .kill_ret = -ENOENT,
 	  .s = { SYN("1I"), DATA(0, 16, "2D", CAP(15), .kills = 1, .answers = 1) },
@@ -654,11 +669,18 @@ static const struct scenario scenarios[] = {
 	/* 62-64: several flows */
 	{ "integrity: two flows interleaved", E_INTEG, V4, true,
 	  .s = { SYN("1I"), SYN("2I", .who = OTHER_SPORT), DATA(0, 8, ""),
-		 DATA(0, 16, "4L", .who = OTHER_SPORT), DATA(8, 8, "3L 5A") },
+		 DATA(0, 16, "4A", .who = OTHER_SPORT), DATA(8, 8, "3A 5A") },
 	  .cnt = { C(syn_accepted, 2), C(integ_ok, 2) } },
-	{ "integrity: pending table full", E_INTEG, V6, false, .max_flows = 1,
-	  .s = { SYN("1I"), SYN("2D", .who = OTHER_SPORT, .answers = 1), DATA(0, 16, "3L") },
-	  .cnt = { C(syn_accepted, 1), C(flows_full, 1), C(rst_sent, 1), C(integ_ok, 1) } },
+	{ "integrity: pending table full, the oldest unverified flow makes room", E_INTEG, V6,
+	  false, .max_flows = 1,
+	  .s = { SYN("1I"), SYN("2I", .who = OTHER_SPORT, .kills = 1, VICTIM(0)),
+		 DATA(0, 16, "3D", .kills = 1), DATA(0, 16, "4A", .who = OTHER_SPORT) },
+	  .cnt = { C(syn_accepted, 2), C(integ_evicted, 1), C(integ_unknown, 1),
+		   C(integ_ok, 1) } },
+	{ "integrity: pending table full of verified flows: refused", E_INTEG, V4, false,
+	  .max_flows = 1,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), SYN("3D", .who = OTHER_SPORT, .answers = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(flows_full, 1), C(rst_sent, 1) } },
 	{ "integrity: wrong ISN, then its data", E_INTEG, V4, false,
 	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1), DATA(0, 16, "2D", .kills = 1) },
 	  .cnt = { C(syn_refused, 1), C(rst_sent, 1), C(integ_unknown, 1) } },
@@ -668,8 +690,71 @@ static const struct scenario scenarios[] = {
 	 * until the timeout reset it.
 	 */
 	{ "integrity: a late SYN copy after the release", E_INTEG, V6, true,
-	  .s = { SYN("1I"), DATA(0, 16, "2L"), SYN("3A"), DATA(16, 100, "4A") },
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), SYN("3A"), DATA(16, 100, "4A") },
 	  .cnt = { C(syn_accepted, 2), C(integ_ok, 1) } },
+	/* The verified range until the service acknowledges it */
+	{ "integrity: a verified copy again passes; other bytes inside reset", E_INTEG, V6, true,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), DATA(0, 16, "3A"),
+		 DATA(8, 100, "4D", .flip = 3, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_conflict, 1) } },
+	{ "integrity: other bytes past the range pass", E_INTEG, V4, true,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), DATA(16, 10, "3A", .flip = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	{ "integrity: the service's ACK of the whole range ends the checking", E_INTEG, V4, true,
+	  .s = { SYN("1I"), REPLY(0, 0, "2R"), DATA(0, 16, "3A"), REPLY(8, 0, "4R"),
+		 REPLY(16, 0, "5L"), DATA(0, 16, "6A", .flip = 1), REPLY(16, 0, "7R") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	{ "integrity: verified but never acknowledged: reset at the timeout", E_INTEG_N, V6, false,
+	  .s = { SYN("1I"), DATA(0, 64, "2A"), TICK(10, "", .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_unacked, 1) } },
+	/* The service's first bytes wait for the client's */
+	{ "integrity: the banner is held until the bytes verify", E_INTEG, V4, true,
+	  .s = { SYN("1I"), REPLY(0, 20, ""), DATA(0, 16, "3A 2R") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	{ "integrity: wrong bytes: the banner is dropped too", E_INTEG, V6, false,
+	  .s = { SYN("1I"), REPLY(0, 20, ""), REPLY(0, 20, ""),
+		 DATA(0, 16, "2D 3D 4D", .flip = 9, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1) } },
+	{ "integrity: the service's RST ends a waiting flow", E_INTEG, V4, false,
+	  .s = { SYN("1I"), DATA(0, 8, ""), REPLY(0, 0, "3R 2D", .flags = TCP_RST, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1) } },
+	{ "integrity: the service's data for a flow we do not know", E_INTEG, V6, true,
+	  .s = { REPLY(0, 0, "1R"), REPLY(0, 0, "2R", .flags = TCP_RST),
+		 REPLY(0, 30, "3D", .kills = 1) },
+	  .cnt = { C(integ_unknown, 1) } },
+	{ "integrity: data in the SYN (TCP Fast Open) is no knock", E_INTEG, V4, true,
+	  .s = { SYN("1D", .len = 20, .answers = 1), SYN("2I") },
+	  .cnt = { C(integ_syn_data, 1), C(rst_sent, 1), C(syn_accepted, 1) } },
+	/* Guessing: refused knocks per source, and the optional penalty */
+	{ "guessing: a source crosses the threshold, no penalty", E_KNOCK, V4, true,
+	  .guess_threshold = 2,
+	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1), SYN("2D", .how = ISN_BAD, .answers = 1),
+		 SYN("3A") },
+	  .cnt = { C(syn_refused, 2), C(rst_sent, 2), C(guessers, 1), C(syn_accepted, 1) } },
+	/* ... and so is another address of the same IPv6 /64, until it is over. */
+	{ "guessing: with a penalty even a valid knock is refused, unverified", E_NATIVE, V6, true,
+	  .guess_threshold = 2, .guess_penalty = 30,
+	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1), SYN("2D", .how = ISN_BAD, .answers = 1),
+		 SYN("3D", .answers = 1), SYN("4D", .who = OTHER_SRC | OTHER_SPORT, .answers = 1),
+		 TICK(30, ""), SYN("5A", .tsval = 7) },
+	  .cnt = { C(syn_refused, 2), C(rst_sent, 4), C(guessers, 1), C(penalized, 2),
+		   C(syn_accepted, 1) } },
+	{ "guessing: failed integrity bytes count too", E_INTEG, V4, false, .guess_threshold = 1,
+	  .s = { SYN("1I"), DATA(0, 16, "2D", .flip = 1, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(guessers, 1) } },
+	/* What one source holds, and what the queue holds */
+	{ "hold cap: one source's share", E_INTEG_MAX, V4, false, .maxlen = 1024,
+	  .s = { SYN("1I"), SYN("2I", .who = OTHER_SPORT), SYN("3I", .who = OTHER_SPORT2),
+		 RUN(0, 1, 32, ""), RUN(0, 1, 32, "", .who = OTHER_SPORT),
+		 DATA(0, 1, "68D", .who = OTHER_SPORT2) },
+	  .cnt = { C(syn_accepted, 3), C(source_cap, 1) } },
+	{ "hold cap: the queue's share, the oldest unverified flow goes", E_INTEG_MAX, V6, true,
+	  .maxlen = 64,
+	  .s = { SYN("1I"), SYN("2I", .who = OTHER_SRC, .tsval = 1000), RUN(0, 1, 20, ""),
+		 RUN(0, 1, 12, "", .who = OTHER_SRC),
+		 DATA(12, 1, "3-22D", .who = OTHER_SRC, .kills = 1, VICTIM(0)),
+		 TICK(10, "23-35D", .kills = 1, VICTIM(OTHER_SRC)) },
+	  .cnt = { C(syn_accepted, 2), C(integ_evicted, 1), C(integ_timeout, 1) } },
 };
 
 /* ------------------------------------------------------------------ */
@@ -686,7 +771,7 @@ struct run {
 	struct server s;
 	struct replay replay;
 	uint32_t next_id;
-	struct flow flows[4];		/* by who & (OTHER_SRC | OTHER_SPORT) */
+	struct flow flows[8];		/* by flow_of(who) */
 	unsigned verdicts[MAX_IDS];
 	uint32_t marks[MAX_IDS];	/* each packet's own mark */
 };
@@ -707,7 +792,13 @@ static const uint8_t *dst_of(int family, unsigned who)
 
 static uint16_t sport_of(unsigned who)
 {
-	return who & OTHER_SPORT ? SPORT + 1 : SPORT;
+	return who & OTHER_SPORT2 ? SPORT + 2 : who & OTHER_SPORT ? SPORT + 1 : SPORT;
+}
+
+/* The client flow a step belongs to: source address and port. */
+static unsigned flow_of(unsigned who)
+{
+	return (who & (OTHER_SRC | OTHER_SPORT)) | (who & OTHER_SPORT2 ? 4 : 0);
 }
 
 static uint16_t dport_of(const struct scenario *sc, unsigned who)
@@ -780,9 +871,9 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 				return;
 			}
 			const struct event *ev = &events[e++];
-			enum nfqueue_verdict v = code == 'D' ? NFQUEUE_DROP
-					       : code == 'A' ? NFQUEUE_ACCEPT
-							     : NFQUEUE_REPEAT;
+			enum nfqueue_verdict v = code == 'D'			   ? NFQUEUE_DROP
+					       : code == 'A' || code == 'R' ? NFQUEUE_ACCEPT
+									    : NFQUEUE_REPEAT;
 
 			CHECK_EQ_U(ev->id, id, "%s: verdict order", at);
 			CHECK_EQ_U(ev->v, v, "%s: verdict for %u", at, id);
@@ -791,6 +882,10 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 				CHECK_EQ_U(ev->mark,
 					   (r->marks[id] & ~(uint32_t)KGW_MARK_MASK) | KGW_MARK_INTEG,
 					   "%s: INTEG mark for %u", at, id);
+			} else if (code == 'R') {
+				CHECK(ev->marked, "%s: %u marked", at, id);
+				CHECK_EQ_U(ev->mark, r->marks[id] & ~(uint32_t)KGW_MARK_MASK,
+					   "%s: our bits cleared for %u", at, id);
 			} else if (code == 'L') {
 				CHECK(ev->marked, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark & KGW_MARK_MASK, KGW_MARK_RELEASE,
@@ -819,7 +914,7 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 {
 	const struct scenario *sc = r->sc;
 	size_t alen = sc->family == AF_INET ? 4 : 16;
-	unsigned kills = 0, answers = 0;
+	unsigned kills = 0, answers = 0, victim = st->victim ? st->victim - 1 : st->who;
 	bool unflushed = false;
 	char at[32];
 
@@ -842,12 +937,14 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 			/* Verdicts first: the aborted socket must find nothing left to read. */
 			CHECK(!unflushed, "%s: verdicts flushed before the abort", at);
 			CHECK_EQ_U(ev->family, sc->family, "%s: kill family", at);
+			if (st->anykill)
+				break;
 			CHECK(memcmp(ev->local, dst_of(sc->family, 0), alen) == 0,
 			      "%s: kill local address", at);
-			CHECK(memcmp(ev->remote, src_of(sc->family, st->who), alen) == 0,
+			CHECK(memcmp(ev->remote, src_of(sc->family, victim), alen) == 0,
 			      "%s: kill remote address", at);
 			CHECK_EQ_U(ev->lport, entries[sc->entry].port, "%s: kill lport", at);
-			CHECK_EQ_U(ev->rport, sport_of(st->who), "%s: kill rport", at);
+			CHECK_EQ_U(ev->rport, sport_of(victim), "%s: kill rport", at);
 			break;
 		case EV_ANSWER:
 			answers++;
@@ -869,7 +966,7 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 {
 	static uint8_t buf[BUF_LEN], payload[BUF_LEN];
 	const struct scenario *sc = r->sc;
-	struct flow *f = &r->flows[st->who & (OTHER_SRC | OTHER_SPORT)];
+	struct flow *f = &r->flows[flow_of(st->who)];
 	uint32_t tsval = sc->ts ? TSVAL0 + st->tsval : 0;
 	struct nfqueue_packet p;
 	struct spec s = {
@@ -892,6 +989,19 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 			f->known = true;
 			f->isn = s.seq;
 		}
+		break;
+	case K_REPLY:
+		/* From the service, acknowledging st->off bytes of the client's. */
+		s.src = dst_of(sc->family, st->who);
+		s.dst = src_of(sc->family, st->who);
+		s.sport = dport_of(sc, st->who);
+		s.dport = sport_of(st->who);
+		s.flags = ACK | (st->len ? TCP_PSH : 0) | st->flags;
+		s.seq = 0x70000001;
+		s.ack = (f->known ? f->isn : 0x1000) + 1 + st->off;
+		s.plen = st->len;
+		for (uint32_t i = 0; i < st->len; i++)
+			payload[i] = (uint8_t)(0x53 + i);
 		break;
 	case K_DATA:
 	case K_RUN:
@@ -931,11 +1041,18 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 
 	p = (struct nfqueue_packet){
 		.id = ++r->next_id, .hw_proto = sc->family == AF_INET ? 0x0800 : 0x86dd,
-		.hook = 1, .mark = st->mark, .indev = INDEV, .data = buf, .caplen = caplen,
-		.wirelen = len,
+		.hook = NF_INET_LOCAL_IN, .mark = st->mark, .indev = INDEV, .data = buf,
+		.caplen = caplen, .wirelen = len,
 	};
+	if (st->k == K_REPLY) {
+		/* What the output rule queues: the service's segment, marked. */
+		p.hook = NF_INET_LOCAL_OUT;
+		p.indev = 0;
+		p.mark = (st->mark & ~(uint32_t)KGW_MARK_MASK) | KGW_MARK_REPLY;
+		CHECK(server_wants(&r->s, &p), "scenario %u: the server takes its reply", r->no);
+	}
 	if (p.id < MAX_IDS)
-		r->marks[p.id] = st->mark;
+		r->marks[p.id] = p.mark;
 	server_packet(&r->s, FAKE_Q, &p);
 	return s.seq;
 }
@@ -959,7 +1076,7 @@ static void check_counters(struct run *r)
 		CHECK_EQ_U(c->pkt_drop[i], i == (int)sc->drop, "scenario %u: pkt_drop %s", r->no,
 			   pkt_drop_name((enum pkt_drop)i));
 	refused = c->c[SC_syn_refused] + c->c[SC_replay_refused] + c->c[SC_replay_full] +
-		  c->c[SC_flows_full];
+		  c->c[SC_flows_full] + c->c[SC_integ_syn_data] + c->c[SC_penalized];
 	for (size_t i = 0; i < NENTRIES; i++) {
 		CHECK_EQ_U(c->port_accepted[i], i == sc->entry ? c->c[SC_syn_accepted] : 0,
 			   "scenario %u: port_accepted[%zu]", r->no, i);
@@ -972,7 +1089,7 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 {
 	static struct run r;
 	uint32_t saved_flows = conf.max_flows, saved_flow_bytes = conf.hold_flow_bytes;
-	uint32_t saved_bytes = conf.hold_bytes;
+	uint32_t saved_bytes = conf.hold_bytes, saved_maxlen = conf.queue_maxlen;
 	unsigned step = 0;
 
 	memset(&r, 0, sizeof(r));
@@ -988,6 +1105,10 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 		conf.hold_flow_bytes = sc->hold_flow_bytes;
 	if (sc->hold_bytes)
 		conf.hold_bytes = sc->hold_bytes;
+	if (sc->maxlen)
+		conf.queue_maxlen = sc->maxlen;
+	conf.guess_threshold = sc->guess_threshold;
+	conf.guess_penalty = sc->guess_penalty;
 	conf.closed_ports = sc->closed_daemon ? CLOSED_DAEMON : CLOSED_KERNEL;
 	if (replay_init(&r.replay, sc->replay_max ? sc->replay_max : 1024) < 0 ||
 	    server_init(&r.s, &conf, &r.replay, sc->no_sk ? NULL : FAKE_SK, FAKE_RS, 1) < 0) {
@@ -1022,7 +1143,7 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 		check_verdicts(&r, step, from, st->want);
 		check_side_effects(&r, step, from, st, have_pkt, seq);
 		/* The queue adapter batches verdicts only when it knows nothing is held. */
-		CHECK_EQ_U(fake_held_last, r.s.held_packets,
+		CHECK_EQ_U(fake_held_last, r.s.acct.pkts,
 			   "scenario %u step %u: held count told to the queue", no, step);
 	}
 	check_counters(&r);
@@ -1038,7 +1159,8 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 		CHECK_EQ_U(r.verdicts[id], 1, "scenario %u (%s): verdicts for packet %u", no,
 			   sc->name, id);
 	CHECK_EQ_U(r.verdicts[0], 0, "scenario %u: verdicts for unknown ids", no);
-	CHECK_EQ_U(r.s.held_packets, 0, "scenario %u: nothing held at the end", no);
+	CHECK_EQ_U(r.s.acct.pkts, 0, "scenario %u: nothing held at the end", no);
+	CHECK_EQ_U(r.s.acct.sources.count, 0, "scenario %u: no source accounted at the end", no);
 	CHECK_EQ_U(r.s.held_bytes, 0, "scenario %u: no bytes held at the end", no);
 	CHECK_EQ_U(r.s.pending.count, 0, "scenario %u: no pending flow at the end", no);
 	CHECK_EQ_U(fake_misuse, 0, "scenario %u: adapters called as expected", no);
@@ -1048,6 +1170,7 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	conf.max_flows = saved_flows;
 	conf.hold_flow_bytes = saved_flow_bytes;
 	conf.hold_bytes = saved_bytes;
+	conf.queue_maxlen = saved_maxlen;
 }
 
 int main(void)

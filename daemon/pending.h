@@ -1,0 +1,64 @@
+/*
+ * pending.h - the server role's integrity flows, from a valid integrity
+ * knock until the service's TCP has acknowledged the verified bytes.
+ *
+ * Part of the server's data path (server.c decides SYNs and calls in here
+ * for everything of a flow the rules queue because its conntrack entry
+ * carries KGW_CTMARK_INTEG).  The guarantee: the service never reads a byte
+ * of [ISN+1, ISN+1+integrity_len) that was not verified, and sends nothing
+ * to the client (its banner) before the bytes are verified.
+ *
+ *   WAIT      client segments are held in the queue until the first
+ *             integrity_len bytes are in, in any order; the service's
+ *             segments that carry data are held too (a lucky guess of the
+ *             16-bit check learns nothing past the SYN-ACK).  Verified: all
+ *             of them pass, in order.  Failed, conflicting, short, timed
+ *             out: everything held is dropped and both ends are reset.
+ *   VERIFIED  the bytes went through, but nothing says the service's TCP
+ *             took them: it drops a segment for its own reasons (a stale
+ *             timestamp, an unexpected TCP-MD5 option, a bad checksum) and
+ *             then takes whatever covers the same range next.  So every
+ *             client segment that covers any of the range must carry the
+ *             verified bytes again (else: reset), until the service's
+ *             acknowledgement covers the whole range; that segment goes
+ *             back with KGW_MARK_RELEASE, which clears the conntrack flag.
+ *   DONE      a short grace for segments queued before the flag cleared.
+ *
+ * Held packets are capped per flow, per source and per queue (holdacct.h),
+ * well under the queue's length: when the queue's share is used up, the
+ * oldest unverified flow is reset to make room, and so it is when the
+ * pending-flow table is full.
+ */
+#ifndef KNOCKGW_PENDING_H
+#define KNOCKGW_PENDING_H
+
+#include <stdint.h>
+
+#include "nfq.h"
+#include "pkt.h"
+#include "server.h"
+
+/* Sizes the pending-flow table and the hold caps from c; 0 or -errno. */
+int pending_init(struct server *s, const struct conf *c, unsigned nqueues);
+void pending_free(struct server *s);
+
+/*
+ * A verified integrity knock (entry pi, key, epoch) for the SYN p: starts
+ * (or restarts) its flow and gives the SYN its verdict.  Returns false when
+ * no flow could be started: the caller refuses the knock (counted here).
+ */
+bool pending_start(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+		   const struct pkt_view *v, int pi, int key, uint64_t epoch);
+
+/* A segment from the client of a flagged flow (not a SYN). */
+void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+		    const struct pkt_view *v, int pi);
+
+/* A segment from the service of a flagged flow (queued in the output path). */
+void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+		   const struct pkt_view *v);
+
+/* Ends flows past their deadline (now = s->mono); reload: every one, as why. */
+void pending_expire(struct server *s, struct nfqueue *q, uint64_t now, enum server_counter why);
+
+#endif

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Attacks on integrity mode, for knockgw's namespace tests (raw sockets).
+
+  mitm.py send    --iface IF --src A --dst B --sport S --dport P --isn N --tsval T
+                  --step HOW:FILE [--step HOW:FILE ...] [--wait S] [--timeout S]
+        SYN (ISN N, TSval T); on SYN-ACK the handshake's ACK, --wait seconds
+        of reading what the server says first, then each step's
+        bytes from sequence ISN+1 on, in order, 50 ms apart.  HOW says how the
+        segment is sent: "ok"; "paws" with a TSval older than the SYN's, which
+        the receiving TCP drops (RFC 7323 PAWS); "md5" with a TCP-MD5 option
+        the receiver has no key for, which it drops too.  Then it keeps
+        reading: prints JSON with the SYN-ACK's flags, whether an RST came,
+        the highest ack, and the bytes the server sent (hex).  The server's
+        data is acknowledged so that it does not retransmit.
+  mitm.py syndata --iface IF --src A --dst B --sport S --dport P --isn N --tsval T
+                  --data-file F [--timeout S]
+        one SYN carrying F's bytes (TCP Fast Open without a cookie); prints
+        the answer's flags.
+  mitm.py hold    --iface IF --src A --dst B --sport-base S --dport P --isn N
+                  --tsval T --flows K --segs M --skip N [--timeout S]
+        K connections from ports S.. with the same knock (one valid SYN,
+        replayed from its own address), each followed by M one-byte segments
+        from offset N on (past the bytes the ISN covers: never complete);
+        prints how many SYN-ACKs came.
+The caller drops this namespace's own RSTs (lib.sh quiet_client_rsts).
+Every loop is bounded by count and time.
+"""
+import argparse
+import ipaddress
+import json
+import os
+import struct
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import prober  # noqa: E402
+
+F = prober.FLAGS
+
+
+def ts_option(tsval, tsecr):
+    return b"\x01\x01" + struct.pack("!BBII", 8, 10, tsval & 0xFFFFFFFF, tsecr)
+
+
+def handshake(w, a, sport, deadline):
+    """SYN, wait for the SYN-ACK, ACK it.  Returns (synack or None, rst seen)."""
+    syn = prober.tcp_segment(a.src, a.dst, sport, a.dport, a.isn, 0, F["S"],
+                             prober.syn_options(a.tsval))
+    w.send(a.dst, prober.ip_packet(a.src, a.dst, syn))
+    for ip in w.frames(deadline):
+        f = prober.parse(ip)
+        if not f or f["sport"] != a.dport or f["dport"] != sport:
+            continue
+        if f["flags"] & F["R"]:
+            return None, True
+        if f["flags"] & F["S"] and f["flags"] & F["A"]:
+            ack = prober.tcp_segment(a.src, a.dst, sport, a.dport, a.isn + 1, f["seq"] + 1, F["A"],
+                                     ts_option(a.tsval + 1, prober.peer_tsval(f["opts"])))
+            w.send(a.dst, prober.ip_packet(a.src, a.dst, ack))
+            return f, False
+    return None, False
+
+
+def frames_from(w, a, deadline):
+    """The server's segments of this connection until the deadline."""
+    for ip in w.frames(deadline):
+        f = prober.parse(ip)
+        if f and f["sport"] == a.dport and f["dport"] == a.sport:
+            yield f
+
+
+def cmd_send(a):
+    fam = ipaddress.ip_address(a.dst).version
+    w = prober.Wire(a.iface, fam)
+    deadline = time.monotonic() + a.timeout
+    out = {"synack": None, "rst": False, "max_ack": None, "server_bytes": ""}
+    synack, rst = handshake(w, a, a.sport, deadline)
+    out["rst"] = rst
+    if not synack:
+        print(json.dumps(out))
+        return
+    out["synack"] = synack["flagstr"]
+    peer_ts = prober.peer_tsval(synack["opts"])
+    rcv_nxt = (synack["seq"] + 1) & 0xFFFFFFFF
+    sent = 0
+    got = bytearray()
+    # A guesser waits for what the service says first (a banner).
+    for f in frames_from(w, a, min(deadline, time.monotonic() + a.wait)):
+        if f["flags"] & F["R"]:
+            out["rst"] = True
+        payload = bytes.fromhex(f["payload"])
+        if payload:
+            got += payload
+            rcv_nxt = (f["seq"] + len(payload)) & 0xFFFFFFFF
+            w.send(a.dst, prober.ip_packet(a.src, a.dst, prober.tcp_segment(
+                a.src, a.dst, a.sport, a.dport, a.isn + 1, rcv_nxt, F["A"],
+                ts_option(a.tsval + 1, prober.peer_tsval(f["opts"])))))
+    for step in a.step:
+        how, path = step.split(":", 1)
+        data = open(path, "rb").read()
+        tsval = a.tsval + 1 if how != "paws" else a.tsval - 100000
+        opts = ts_option(tsval, peer_ts)
+        if how == "md5":
+            opts += b"\x13\x12" + bytes(range(16))
+        seg = prober.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn + 1, rcv_nxt,
+                                 F["A"] | F["P"], opts, data)
+        w.send(a.dst, prober.ip_packet(a.src, a.dst, seg))
+        sent = max(sent, len(data))
+        time.sleep(0.05)
+    for f in frames_from(w, a, deadline):
+        if f["flags"] & F["R"]:
+            out["rst"] = True
+            break
+        if f["flags"] & F["A"]:
+            rel = (f["ack"] - a.isn - 1) & 0xFFFFFFFF
+            if rel < 1 << 31 and (out["max_ack"] is None or rel > out["max_ack"]):
+                out["max_ack"] = rel
+        payload = bytes.fromhex(f["payload"])
+        if payload:
+            got += payload
+            rcv_nxt = (f["seq"] + len(payload)) & 0xFFFFFFFF
+            ack = prober.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn + 1 + sent, rcv_nxt,
+                                     F["A"], ts_option(a.tsval + 2, prober.peer_tsval(f["opts"])))
+            w.send(a.dst, prober.ip_packet(a.src, a.dst, ack))
+    out["server_bytes"] = got.hex()
+    print(json.dumps(out))
+
+
+def cmd_syndata(a):
+    fam = ipaddress.ip_address(a.dst).version
+    w = prober.Wire(a.iface, fam)
+    data = open(a.data_file, "rb").read()
+    syn = prober.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn, 0, F["S"],
+                             prober.syn_options(a.tsval), data)
+    w.send(a.dst, prober.ip_packet(a.src, a.dst, syn))
+    ans = None
+    for ip in w.frames(time.monotonic() + a.timeout):
+        f = prober.parse(ip)
+        if f and f["sport"] == a.dport and f["dport"] == a.sport:
+            ans = f["flagstr"]
+            break
+    print(json.dumps({"answer": ans}))
+
+
+def cmd_hold(a):
+    fam = ipaddress.ip_address(a.dst).version
+    w = prober.Wire(a.iface, fam)
+    deadline = time.monotonic() + a.timeout
+    ports = [a.sport_base + i for i in range(a.flows)]
+    for p in ports:
+        syn = prober.tcp_segment(a.src, a.dst, p, a.dport, a.isn, 0, F["S"],
+                                 prober.syn_options(a.tsval))
+        w.send(a.dst, prober.ip_packet(a.src, a.dst, syn))
+    synacks = {}
+    for ip in w.frames(deadline):
+        f = prober.parse(ip)
+        if not f or f["sport"] != a.dport or f["dport"] not in ports:
+            continue
+        if f["flags"] & F["S"] and f["flags"] & F["A"] and f["dport"] not in synacks:
+            synacks[f["dport"]] = f
+        if len(synacks) == len(ports):
+            break
+    for p, f in synacks.items():
+        ts = ts_option(a.tsval + 1, prober.peer_tsval(f["opts"]))
+        nxt = (f["seq"] + 1) & 0xFFFFFFFF
+        w.send(a.dst, prober.ip_packet(a.src, a.dst, prober.tcp_segment(
+            a.src, a.dst, p, a.dport, a.isn + 1, nxt, F["A"], ts)))
+        for k in range(a.segs):
+            seg = prober.tcp_segment(a.src, a.dst, p, a.dport, a.isn + 1 + a.skip + 2 * k, nxt,
+                                     F["A"] | F["P"], ts, b"x")
+            w.send(a.dst, prober.ip_packet(a.src, a.dst, seg))
+    print(json.dumps({"synacks": len(synacks), "flows": a.flows}))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    num = lambda x: int(x, 0)  # noqa: E731
+    for name in ("send", "syndata", "hold"):
+        s = sub.add_parser(name)
+        s.add_argument("--iface", required=True)
+        s.add_argument("--src", required=True)
+        s.add_argument("--dst", required=True)
+        s.add_argument("--dport", type=num, required=True)
+        s.add_argument("--isn", type=num, required=True)
+        s.add_argument("--tsval", type=num, required=True)
+        s.add_argument("--timeout", type=float, default=3.0)
+        if name == "hold":
+            s.add_argument("--sport-base", type=num, required=True)
+            s.add_argument("--flows", type=num, required=True)
+            s.add_argument("--segs", type=num, required=True)
+            s.add_argument("--skip", type=num, required=True)
+        else:
+            s.add_argument("--sport", type=num, required=True)
+        if name == "send":
+            s.add_argument("--step", action="append", required=True)
+            s.add_argument("--wait", type=float, default=0.0)
+        if name == "syndata":
+            s.add_argument("--data-file", required=True)
+    a = p.parse_args()
+    if a.flows if a.cmd == "hold" else 0:
+        a.flows = min(a.flows, 1024)
+        a.segs = min(a.segs, 64)
+    {"send": cmd_send, "syndata": cmd_syndata, "hold": cmd_hold}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
