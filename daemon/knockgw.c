@@ -918,8 +918,19 @@ static int run(struct knockgw *kg, const char *path)
 out:
 	sd_notify(0, "STOPPING=1");
 	stop_requested = 1;
-	if (kg->table_installed)
+	if (kg->table_installed && ret == 0) {
 		remove_table(kg);
+	} else if (kg->table_installed) {
+		/*
+		 * An error stop (a queue that failed): deleting the table would
+		 * open every protected port until the next start, and with
+		 * Restart=on-failure that may never come.  It stays: with
+		 * nobody reading the queue, what it queues is dropped.
+		 */
+		log_warnx("stopping on an error: table inet %s stays, so protected ports stay "
+			  "closed until the next start (`nft delete table inet %s` removes it)",
+			  kg->conf->table, kg->conf->table);
+	}
 	join_workers(kg);
 	collect_retired(kg, true);	/* no worker runs any more */
 	log_counters(kg);
