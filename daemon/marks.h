@@ -18,6 +18,8 @@ enum {
 	KGW_MARK_INTEG = 0x4c000000,	/* valid integrity SYN: flag the flow */
 	KGW_MARK_RELEASE = 0x4d000000,	/* integrity acknowledged: unflag the flow */
 	KGW_MARK_REPLY = 0x4e000000,	/* the output rule's: a service's integrity segment */
+	KGW_MARK_INVALID = 0x4f000000,	/* a rule's: conntrack called it invalid */
+	KGW_MARK_NOCONN = 0x50000000,	/* a rule's: conntrack knows no connection for it */
 	KGW_CTMARK_INTEG = 0x40000000,	/* conntrack: flow awaits its integrity bytes */
 };
 

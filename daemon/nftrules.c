@@ -14,7 +14,13 @@
  *         tcp dport P tcp flags & (syn|ack|rst) == 0            queue  (FIN/NULL/Xmas:
  *                                     the daemon answers like a closed port)
  *           or, with on_fail "drop":  ct state new,invalid, not a SYN   drop
+ *         on_fail "reset": tcp dport P ct state new,untracked, not a SYN
+ *                     meta mark set mark & ~MASK | NOCONN       queue  (no connection
+ *                                     conntrack knows: a guessed SYN cookie, a lost flow)
  *         tcp dport P ct mark & CT_INTEG ct direction original  queue  (integrity)
+ *         integrity: tcp dport P ct state invalid, not a SYN
+ *                     meta mark set mark & ~MASK | INVALID      queue  (no entry, so
+ *                                     no flag: checked if its flow is being checked)
  *     }
  *     with an integrity entry: the service's side of those flows (pending.h)
  *     chain output_integ {  type filter hook output priority -10;
@@ -108,6 +114,7 @@ enum {
 	TCP_RST_BIT = 0x04,
 	TCP_ACK_BIT = 0x10,
 	CT_STATE_NEW_OR_INVALID = NF_CT_STATE_INVALID_BIT | NF_CT_STATE_BIT(IP_CT_NEW),
+	CT_STATE_NEW_OR_UNTRACKED = NF_CT_STATE_BIT(IP_CT_NEW) | NF_CT_STATE_UNTRACKED_BIT,
 };
 
 enum chain_id {
@@ -135,6 +142,8 @@ enum rule_kind {
 	RK_SYN,			/* new SYNs to a protected port: queue */
 	RK_STRAY_QUEUE,		/* FIN/NULL/Xmas: queue, answered like a closed port */
 	RK_STRAY_DROP,		/* on_fail "drop": anything not a SYN, untracked: drop */
+	RK_NOCONN,		/* reset: not a SYN, no connection conntrack knows: queue */
+	RK_INVALID_INTEG,	/* integrity: not a SYN, conntrack says invalid: mark, queue */
 	RK_INTEG,		/* flows awaiting integrity bytes: queue */
 	RK_INTEG_REPLY,		/* the service's side of those flows: mark, queue */
 	RK_CLIENT_SYN,		/* this host's SYNs to a knock destination: queue */
@@ -220,8 +229,19 @@ static void plan_entry(struct plan *p, const struct conf_protect *e, const struc
 {
 	plan_add(p, RK_SYN, e, a);
 	plan_add(p, e->on_fail == ON_FAIL_RESET ? RK_STRAY_QUEUE : RK_STRAY_DROP, e, a);
-	if (e->integrity_len)
+	/*
+	 * A segment that opens no connection conntrack knows (an ACK with a
+	 * guessed SYN cookie; a flow whose entry was lost) never reaches the
+	 * socket unseen.  An invalid one carries no conntrack entry, so the
+	 * integrity rule cannot see it: for those flows it comes to the daemon
+	 * too, marked, and passes unless it belongs to a flow being checked.
+	 */
+	if (e->on_fail == ON_FAIL_RESET)
+		plan_add(p, RK_NOCONN, e, a);
+	if (e->integrity_len) {
 		plan_add(p, RK_INTEG, e, a);
+		plan_add(p, RK_INVALID_INTEG, e, a);
+	}
 }
 
 static void plan_start(const struct conf *c, struct plan *p)
@@ -395,6 +415,18 @@ static void print_rule(FILE *f, const struct plan *p, const struct rule *r)
 		break;
 	case RK_STRAY_DROP:
 		fputs("ct state new,invalid tcp flags & (syn | ack) != syn counter drop", f);
+		break;
+	case RK_NOCONN:
+		fprintf(f, "ct state new,untracked tcp flags & (syn | ack) != syn "
+			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
+			~(unsigned)KGW_MARK_MASK, KGW_MARK_NOCONN);
+		print_queue(f, p, false);
+		break;
+	case RK_INVALID_INTEG:
+		fprintf(f, "ct state invalid tcp flags & (syn | ack) != syn "
+			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
+			~(unsigned)KGW_MARK_MASK, KGW_MARK_INVALID);
+		print_queue(f, p, false);
 		break;
 	case RK_INTEG:
 		fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction original counter ",
@@ -1018,6 +1050,23 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 		x_counter(r);
 		x_verdict(r, NF_DROP);
 		break;
+	case RK_NOCONN:
+	case RK_INVALID_INTEG: {
+		/* The mark tells the daemon which of the two queued it. */
+		uint32_t why = ru->kind == RK_NOCONN ? KGW_MARK_NOCONN : KGW_MARK_INVALID;
+
+		x_ct(r, NFT_CT_STATE);
+		x_masked_eq32(r, ru->kind == RK_NOCONN ? CT_STATE_NEW_OR_UNTRACKED
+						      : NF_CT_STATE_INVALID_BIT,
+			      0, NFT_CMP_NEQ);
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
+		x_meta(r, NFT_META_MARK);
+		x_bitwise(r, &keep, &why, sizeof(keep));
+		x_meta_set(r, NFT_META_MARK);
+		x_counter(r);
+		x_queue(r, p, kind, false);
+		break;
+	}
 	case RK_INTEG:
 		x_ct(r, NFT_CT_MARK);
 		x_masked_eq32(r, KGW_CTMARK_INTEG, KGW_CTMARK_INTEG, NFT_CMP_EQ);
@@ -1073,7 +1122,10 @@ static const char *kind_name(enum rule_kind k)
 		return "knock rule";
 	case RK_STRAY_QUEUE:
 	case RK_STRAY_DROP:
+	case RK_NOCONN:
 		return "closed-port rule";
+	case RK_INVALID_INTEG:
+		return "integrity invalid-segment rule";
 	case RK_INTEG:
 		return "integrity rule";
 	case RK_INTEG_REPLY:

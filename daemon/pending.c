@@ -109,13 +109,23 @@ static uint32_t own_mark(uint32_t mark)
 	return mark & ~(uint32_t)KGW_MARK_MASK;
 }
 
+/*
+ * Lets a packet go.  The service's segments came with KGW_MARK_REPLY, the
+ * client's invalid ones with KGW_MARK_INVALID: they leave without it.
+ */
+static void accept_id(struct nfqueue *q, uint32_t id, uint32_t mark)
+{
+	uint32_t ours = mark & KGW_MARK_MASK;
+
+	if (ours == KGW_MARK_REPLY || ours == KGW_MARK_INVALID)
+		nfqueue_verdict_mark(q, id, NFQUEUE_ACCEPT, own_mark(mark));
+	else
+		nfqueue_verdict(q, id, NFQUEUE_ACCEPT);
+}
+
 static void pass(struct nfqueue *q, const struct held *h)
 {
-	/* The service's segments came with KGW_MARK_REPLY from the output rule. */
-	if (h->reply)
-		nfqueue_verdict_mark(q, h->id, NFQUEUE_ACCEPT, own_mark(h->mark));
-	else
-		nfqueue_verdict(q, h->id, NFQUEUE_ACCEPT);
+	accept_id(q, h->id, h->mark);
 }
 
 /* Every held packet of pf gets its verdict: passed (in order) or dropped. */
@@ -370,10 +380,32 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 	(void)pi;
 	flow_key_client(&k, v, p->data);
 	fe = flow_lookup(&s->pending, &k);
+	if (!fe && (p->mark & KGW_MARK_MASK) == KGW_MARK_INVALID) {
+		/*
+		 * Conntrack called it invalid (it carries no entry, so no flag),
+		 * and it belongs to no flow being checked: it goes on to TCP as
+		 * it would without us.
+		 */
+		accept_id(q, p->id, p->mark);
+		return;
+	}
+	if (fe && (p->mark & KGW_MARK_MASK) == KGW_MARK_NOCONN) {
+		/*
+		 * Conntrack lost the flow's entry (flushed, evicted): the flag
+		 * that brings its segments here is gone with it, so nothing
+		 * after this one would be checked.  Failed closed.
+		 */
+		s->cnt.c[SC_integ_lost]++;
+		log_flow(s, fe->value, "conntrack lost the flow, reset");
+		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		end_flow(s, q, fe, true, p, v);
+		return;
+	}
 	if (!fe) {
 		/*
-		 * Flagged in conntrack but unknown here: we restarted or the
-		 * flow was already failed.  Nothing unverified may pass.
+		 * Flagged in conntrack but unknown here (we restarted, or the
+		 * flow was already failed), or of no connection at all: nothing
+		 * unverified may pass.
 		 */
 		s->cnt.c[SC_integ_unknown]++;
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
@@ -387,7 +419,7 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 	pf = fe->value;
 	if (pf->state == PF_DONE || v->payload_len == 0) {
 		/* The handshake's ACK, a bare FIN or an RST carry no bytes to check. */
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		accept_id(q, p->id, p->mark);
 		if ((v->flags & TCP_RST) && pf->state != PF_DONE)
 			end_flow(s, q, fe, pf->state == PF_WAIT, NULL, NULL);
 		return;
@@ -415,7 +447,7 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 	}
 	if (pf->state == PF_VERIFIED) {
 		/* What it carries of the range is the verified bytes again. */
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		accept_id(q, p->id, p->mark);
 		return;
 	}
 	if (!hold(s, q, fe, p, v, false))

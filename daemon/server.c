@@ -319,6 +319,14 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		 * answers; answer like the closed port. */
 		s->cnt.c[SC_stray]++;
 		answer_closed(s, q, p, &v, &s->conf->protect[pi]);
+	} else if ((p->mark & KGW_MARK_MASK) == KGW_MARK_NOCONN &&
+		   s->conf->protect[pi].integrity_len == 0) {
+		/*
+		 * Conntrack knows no connection for it (an ACK with a guessed SYN
+		 * cookie; a flow whose entry was lost): what a closed port gives.
+		 */
+		s->cnt.c[SC_noconn]++;
+		answer_closed(s, q, p, &v, &s->conf->protect[pi]);
 	} else {
 		pending_client(s, q, p, &v, pi);
 	}

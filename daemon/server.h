@@ -33,6 +33,7 @@
 	X(syn_accepted, "valid knocks let through")                                   \
 	X(syn_refused, "SYNs without a valid knock")                                  \
 	X(stray, "segments with none of SYN, ACK, RST (FIN/NULL/Xmas scans)")         \
+	X(noconn, "segments of no connection conntrack knows, answered as closed")   \
 	X(rst_sent, "closed-port RSTs sent")                                          \
 	X(rst_send_error, "closed-port RSTs that could not be sent")                 \
 	X(replay_refused, "valid knocks replayed from another source")               \
@@ -46,6 +47,7 @@
 	X(integ_unknown, "integrity segments of flows the daemon does not know")     \
 	X(integ_short_capture, "integrity segments captured short")                  \
 	X(integ_unacked, "verified integrity flows the service never acknowledged")   \
+	X(integ_lost, "integrity flows reset because conntrack lost their entry")       \
 	X(integ_syn_data, "integrity knocks refused for carrying data (TCP Fast Open)")  \
 	X(hold_cap, "segments dropped at a hold limit")                              \
 	X(source_cap, "knocks and segments refused at one source's share of the queue") \

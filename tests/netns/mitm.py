@@ -2,9 +2,11 @@
 """Attacks on integrity mode, for knockgw's namespace tests (raw sockets).
 
   mitm.py send    --iface IF --src A --dst B --sport S --dport P --isn N --tsval T
-                  --step HOW:FILE [--step HOW:FILE ...] [--wait S] [--timeout S]
+                  --step HOW:FILE [--step HOW:FILE ...] [--wait S] [--late-ack]
+                  [--timeout S]
         SYN (ISN N, TSval T); on SYN-ACK the handshake's ACK, --wait seconds
-        of reading what the server says first, then each step's
+        of reading what the server says first (with --late-ack the handshake's
+        ACK is not sent: the first step carries it), then each step's
         bytes from sequence ISN+1 on, in order, 50 ms apart.  HOW says how the
         segment is sent: "ok"; "paws" with a TSval older than the SYN's, which
         the receiving TCP drops (RFC 7323 PAWS); "md5" with a TCP-MD5 option
@@ -43,8 +45,8 @@ def ts_option(tsval, tsecr):
     return b"\x01\x01" + struct.pack("!BBII", 8, 10, tsval & 0xFFFFFFFF, tsecr)
 
 
-def handshake(w, a, sport, deadline):
-    """SYN, wait for the SYN-ACK, ACK it.  Returns (synack or None, rst seen)."""
+def handshake(w, a, sport, deadline, ack=True):
+    """SYN, wait for the SYN-ACK, ACK it (unless not ack).  Returns (synack or None, rst seen)."""
     syn = prober.tcp_segment(a.src, a.dst, sport, a.dport, a.isn, 0, F["S"],
                              prober.syn_options(a.tsval))
     w.send(a.dst, prober.ip_packet(a.src, a.dst, syn))
@@ -55,9 +57,11 @@ def handshake(w, a, sport, deadline):
         if f["flags"] & F["R"]:
             return None, True
         if f["flags"] & F["S"] and f["flags"] & F["A"]:
-            ack = prober.tcp_segment(a.src, a.dst, sport, a.dport, a.isn + 1, f["seq"] + 1, F["A"],
-                                     ts_option(a.tsval + 1, prober.peer_tsval(f["opts"])))
-            w.send(a.dst, prober.ip_packet(a.src, a.dst, ack))
+            if ack:
+                seg = prober.tcp_segment(a.src, a.dst, sport, a.dport, a.isn + 1, f["seq"] + 1,
+                                         F["A"], ts_option(a.tsval + 1,
+                                                           prober.peer_tsval(f["opts"])))
+                w.send(a.dst, prober.ip_packet(a.src, a.dst, seg))
             return f, False
     return None, False
 
@@ -75,7 +79,7 @@ def cmd_send(a):
     w = prober.Wire(a.iface, fam)
     deadline = time.monotonic() + a.timeout
     out = {"synack": None, "rst": False, "max_ack": None, "server_bytes": ""}
-    synack, rst = handshake(w, a, a.sport, deadline)
+    synack, rst = handshake(w, a, a.sport, deadline, not a.late_ack)
     out["rst"] = rst
     if not synack:
         print(json.dumps(out))
@@ -196,6 +200,7 @@ def main():
         if name == "send":
             s.add_argument("--step", action="append", required=True)
             s.add_argument("--wait", type=float, default=0.0)
+            s.add_argument("--late-ack", action="store_true")
         if name == "syndata":
             s.add_argument("--data-file", required=True)
     a = p.parse_args()

@@ -1,0 +1,80 @@
+#!/bin/sh
+# Segments of no connection conntrack knows must not reach a protected
+# service unseen (on_fail "reset"):
+#   - SYN cookies always on (tcp_syncookies = 2): the SYN-ACK's ISN is a
+#     cookie, and an ACK that carries it opens the connection by itself.
+#     After the conntrack entry is gone (flushed here, as an attacker who
+#     guesses a cookie never had one), that ACK alone reached sshd on the old
+#     code, which opened the connection and sent its banner; now it gets the
+#     closed-port RST;
+#   - an integrity flow whose conntrack entry is lost before its bytes are
+#     checked: on the old code the next segments carried no flag and reached
+#     the service unchecked (the attacker's bytes were read); now the flow
+#     is reset and nothing is read.
+#
+#   client ns $NS_C                 server ns $NS_S
+#   +-----------------+             +-------------------------------------+
+#   | mitm.py (raw)   |--- veth ----| sshd :22 (auth only), sink :2200    |
+#   +-----------------+             | (integrity_len 16), knockgw         |
+#                                   +-------------------------------------+
+. "$(dirname "$0")/lib.sh"
+
+make_topology
+quiet_client_rsts
+start_sshd
+: >"$TMP/sink.bin"
+in_s python3 "$TOP/tests/netns/sink.py" 2200 "$TMP/sink.bin" 2>"$TMP/sink.err" &
+PIDS="$PIDS $!"
+wait_for 10 in_s sh -c "ss -ltn | grep -q ':2200 '"
+in_s sysctl -qw net.ipv4.tcp_syncookies=2
+K=$(key_file k)
+cat >"$TMP/knockgw.conf" <<EOC
+keys = ( { name = "k"; file = "$K"; } );
+protect = (
+	{ port = 22; mode = "native"; keys = [ "k" ]; replay = false; },
+	{ port = 2200; mode = "native"; keys = [ "k" ]; integrity_len = 16; replay = false; }
+);
+EOC
+start_knockgw "$NS_S" "$TMP/knockgw.conf"
+MITM="python3 $TOP/tests/netns/mitm.py"
+: >"$TMP/empty"
+printf 'GOOD-BYTES-00016' >"$TMP/good"
+printf 'EVILDATA-0000016' >"$TMP/evil"
+
+for fam in 4 6; do
+	if [ $fam = 4 ]; then src=$C4 dst=$S4; else src=$C6 dst=$S6; fi
+
+	isn=$("$KC" isn --mode native --key-file "$K" --dst $dst --port 22 --tsval 900$fam)
+	in_c $MITM send --iface vc --src $src --dst $dst --sport 4510$fam --dport 22 \
+		--isn "0x$isn" --tsval 900$fam --late-ack --wait 1.5 --timeout 4 \
+		--step "ok:$TMP/empty" >"$TMP/cookie$fam.json" &
+	mpid=$!
+	sleep 0.7
+	in_s conntrack -F >/dev/null 2>&1
+	wait $mpid
+	check "IPv$fam: the knocked SYN got its cookie SYN-ACK" \
+		[ "$(json "$TMP/cookie$fam.json" "j['synack']")" = SA ]
+	check "IPv$fam: its ACK, with conntrack's entry gone, gets the closed-port RST" \
+		[ "$(json "$TMP/cookie$fam.json" "j['rst']")" = True ]
+	check "IPv$fam: ... and sshd never answered it (no banner)" \
+		[ -z "$(json "$TMP/cookie$fam.json" "j['server_bytes']")" ]
+
+	isn=$("$KC" isn --mode native --key-file "$K" --dst $dst --port 2200 --tsval 910$fam \
+		--integrity-len 16 --payload-file "$TMP/good")
+	in_c $MITM send --iface vc --src $src --dst $dst --sport 4520$fam --dport 2200 \
+		--isn "0x$isn" --tsval 910$fam --wait 1.5 --timeout 4 \
+		--step "ok:$TMP/evil" >"$TMP/lost$fam.json" &
+	mpid=$!
+	sleep 0.7
+	in_s conntrack -F >/dev/null 2>&1
+	wait $mpid
+	check "IPv$fam: an integrity flow conntrack lost is reset" \
+		[ "$(json "$TMP/lost$fam.json" "j['rst']")" = True ]
+	sleep 0.3
+	check "IPv$fam: ... and the service never read the bytes sent after the loss" \
+		sh -c "! grep -q EVILDATA '$TMP/sink.bin'"
+done
+check "segments of no connection counted" [ "$(counter noconn)" -ge 2 ]
+check "lost integrity flows counted" [ "$(counter integ_lost)" = 2 ]
+check "sshd's listener still accepts" sh -c "! grep -q 'accept: Invalid argument' '$TMP/sshd.log'"
+finish
