@@ -58,6 +58,7 @@ static const struct range r_limit_entries = { 64, 4194304 };
 static const struct range r_hold_bytes = { 4096, 1073741824 };
 static const struct range r_hold_flow_bytes = { 1024, 1048576 };
 static const struct range r_integrity_timeout = { 1, 300 };
+static const struct range r_mark = { 1, 0xffffffffLL };
 static const struct range r_guess_threshold = { 0, 1000000 };
 static const struct range r_guess_window = { 1, 86400 };
 static const struct range r_guess_penalty = { 0, 86400 };
@@ -263,6 +264,9 @@ void conf_defaults(struct conf *c)
 	c->fail_open = false;
 	c->queue_maxlen = 4096;
 	c->rules_manage = true;
+	c->mark_mask = KGW_MARK_MASK_DEFAULT;
+	c->ct_mark_bit = KGW_CTMARK_DEFAULT;
+	kgw_marks_make(c->mark_mask, c->ct_mark_bit, &c->marks);
 	snprintf(c->table, sizeof(c->table), "knockgw");
 	c->log_level = LOG_INFO;
 	c->translate = TRANSLATE_KERNEL;
@@ -402,6 +406,17 @@ static void validate_globals(struct vctx *v)
 
 	if (!name_ok(c->table, CONF_NAME_MAX - 1, "_"))
 		verr(v, c->line_table, TABLE_FMT, c->table);
+	{
+		struct kgw_marks mk;
+
+		if (kgw_marks_make(c->mark_mask, KGW_CTMARK_DEFAULT, &mk) < 0)
+			verr(v, c->line_mark_mask,
+			     "rules.mark_mask 0x%08x must be one run of at least %d bits",
+			     (unsigned)c->mark_mask, KGW_MARK_BITS_MIN);
+		if (kgw_marks_make(KGW_MARK_MASK_DEFAULT, c->ct_mark_bit, &mk) < 0)
+			verr(v, c->line_ct_mark_bit, "rules.ct_mark_bit 0x%08x must be exactly one bit",
+			     (unsigned)c->ct_mark_bit);
+	}
 
 	if (sock_len == sizeof(c->control_socket))
 		verr(v, c->line_control_socket, SOCKET_LONG_FMT, "...", sizeof(c->control_socket));
@@ -904,7 +919,8 @@ static int find_key(const struct conf *c, const char *name)
 static void load_globals(struct loader *ld, const config_setting_t *root)
 {
 	static const char *const queue_names[] = { "num", "count", "fail_open", "maxlen", NULL };
-	static const char *const rules_names[] = { "manage", "table", NULL };
+	static const char *const rules_names[] = { "manage", "table", "mark_mask", "ct_mark_bit",
+						   NULL };
 	static const char *const limits_names[] = { "flows", "replay", "hold_bytes",
 						    "hold_flow_bytes", "integrity_timeout", NULL };
 	static const char *const guessing_names[] = { "threshold", "window", "penalty", NULL };
@@ -936,6 +952,11 @@ static void load_globals(struct loader *ld, const config_setting_t *root)
 	if (g) {
 		check_unknown(ld, g, rules_names, "rules");
 		get_bool(ld, g, &rules, "manage", &c->rules_manage);
+		if (get_int(ld, g, &rules, "mark_mask", r_mark, &v, &c->line_mark_mask) == GOT_OK)
+			c->mark_mask = (uint32_t)v;
+		if (get_int(ld, g, &rules, "ct_mark_bit", r_mark, &v, &c->line_ct_mark_bit) ==
+		    GOT_OK)
+			c->ct_mark_bit = (uint32_t)v;
 		if (get_string(ld, g, &rules, "table", &str, &s) == GOT_OK) {
 			/* Only what does not fit is refused here; conf_validate checks the rest. */
 			if (strlen(str) >= sizeof(c->table)) {
@@ -1897,7 +1918,7 @@ static void remap_lines(struct conf *c, const struct srcmap *m)
 	int *global[] = { &c->line_queue_num, &c->line_queue_count, &c->line_queue_maxlen,
 			  &c->line_table, &c->line_control_socket, &c->line_flows,
 			  &c->line_replay, &c->line_hold_bytes, &c->line_hold_flow_bytes,
-			  &c->line_integrity_timeout };
+			  &c->line_integrity_timeout, &c->line_mark_mask, &c->line_ct_mark_bit };
 
 	for (size_t i = 0; i < sizeof(global) / sizeof(global[0]); i++)
 		remap(m, global[i]);
@@ -1975,8 +1996,10 @@ int conf_load(const char *path, struct conf *c, struct conf_errors *errs)
 
 	ld.nerr += validate(c, errs, m);
 	r = ld.nerr ? -EINVAL : 0;
-	if (r == 0)
+	if (r == 0) {
 		remap_lines(c, m);
+		kgw_marks_make(c->mark_mask, c->ct_mark_bit, &c->marks);	/* validated */
+	}
 out:
 	/* The joined text may hold secret = "..." lines. */
 	if (m->out) {

@@ -20,7 +20,9 @@
  * Schema (names fixed by SPEC section 3; defaults in brackets):
  *   queue   = { num [0] 0..65535; count [1] 1..16; fail_open [false];
  *               maxlen [4096] 16..1048576; };
- *   rules   = { manage [true]; table ["knockgw"] [A-Za-z0-9_]{1,32}; };
+ *   rules   = { manage [true]; table ["knockgw"] [A-Za-z0-9_]{1,32};
+ *               mark_mask [0x7f000000] one run of >= 3 bits;
+ *               ct_mark_bit [0x40000000] one bit; };
  *   log_level ["info"] debug|info|notice|warning|error;
  *   translate ["kernel"] kernel|user;
  *   closed_ports ["kernel"] kernel|daemon;
@@ -50,6 +52,7 @@
 #include <stdint.h>
 
 #include "keys.h"
+#include "marks.h"
 #include "verify.h"
 
 enum {
@@ -130,6 +133,8 @@ struct conf {
 
 	bool rules_manage;
 	char table[CONF_NAME_MAX];
+	uint32_t mark_mask, ct_mark_bit;	/* rules.mark_mask, rules.ct_mark_bit */
+	struct kgw_marks marks;		/* made from them once the file is valid */
 
 	int log_level;			/* syslog LOG_* value */
 	enum translate translate;
@@ -156,6 +161,7 @@ struct conf {
 	/* Lines of settings that conf_validate() needs to quote; 0 = not written. */
 	int line_queue_num, line_queue_count, line_queue_maxlen, line_table, line_control_socket;
 	int line_flows, line_replay, line_hold_bytes, line_hold_flow_bytes, line_integrity_timeout;
+	int line_mark_mask, line_ct_mark_bit;
 };
 
 struct conf_errors {

@@ -255,6 +255,19 @@ int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
 	return 0;
 }
 
+int ctnl_set_mark(struct ctnl *c, const struct ct_flow *f, uint32_t mark, uint32_t mask)
+{
+	char buf[CT_BUF_BYTES];
+	/* NEW without NLM_F_CREATE: change an entry that exists, make none. */
+	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_NEW, 0, f->family);
+
+	put_orig(nlh, f);
+	/* The kernel keeps the bits outside mask: mark = (mark & ~mask) ^ ours. */
+	mnl_attr_put_u32(nlh, CTA_MARK, htonl(mark & mask));
+	mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(mask));
+	return talk(c, nlh, NULL, NULL);
+}
+
 int ctnl_delete(struct ctnl *c, const struct ct_flow *f)
 {
 	char buf[CT_BUF_BYTES];

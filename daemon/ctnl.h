@@ -1,5 +1,6 @@
 /*
- * ctnl.h - conntrack entries for client-role flows, over ctnetlink.
+ * ctnl.h - conntrack entries for client-role flows (and the server role's
+ * integrity bit), over ctnetlink.
  *
  * The kernel translation path: before a knocked SYN passes conntrack, the
  * daemon creates the flow's entry itself with a sequence adjustment
@@ -60,6 +61,14 @@ int ctnl_parse_info(const struct nlmsghdr *nlh, struct ct_info *ret);
 int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret);
 
 int ctnl_delete(struct ctnl *c, const struct ct_flow *f);
+
+/*
+ * Sets the bits of mask in the existing entry's mark to those of mark (the
+ * server role clears a flow's integrity bit this way once the service has
+ * acknowledged the verified bytes).  0, -ENOENT when there is no entry, or
+ * another -errno.
+ */
+int ctnl_set_mark(struct ctnl *c, const struct ct_flow *f, uint32_t mark, uint32_t mask);
 
 /*
  * Counts the TCP entries that carry a client-role translation: a sequence

@@ -522,16 +522,19 @@ static int open_workers(struct knockgw *kg)
 			log_warn("cannot open raw sockets for closed-port answers");
 			return -errno;
 		}
-		if (server_init(&w->srv, c, &kg->replay, w->sk, w->rs, kg->nworkers) < 0) {
+		/*
+		 * Both roles use conntrack: the client's flows are created in it,
+		 * and the server clears an integrity flow's bit there (a reload
+		 * can add integrity entries, so always).
+		 */
+		w->ct = ctnl_open();
+		if (!w->ct) {
+			log_warn("cannot open a ctnetlink socket");
+			return -errno;
+		}
+		if (server_init(&w->srv, c, &kg->replay, w->sk, w->rs, w->ct, kg->nworkers) < 0) {
 			log_warnx("cannot allocate the pending-flow table");
 			return -ENOMEM;
-		}
-		if (c->nknock > 0) {
-			w->ct = ctnl_open();
-			if (!w->ct) {
-				log_warn("cannot open a ctnetlink socket for the client role");
-				return -errno;
-			}
 		}
 		if (client_init(&w->cli, c, w->ct, w->rs, kg->intents) < 0) {
 			log_warnx("cannot allocate the client SYN table");

@@ -1,26 +1,61 @@
 /*
- * marks.h - the packet and conntrack mark bits shared by the rules
- * (nftrules.c) and the data path (server.c).
+ * marks.h - the packet and conntrack mark bits knockgw uses, shared by the
+ * rules (nftrules.c) and the data path (server.c, pending.c).
  *
- * A queued packet that needs the kernel to act for us goes back with
- * NF_REPEAT and one of these values in the bits of KGW_MARK_MASK: our chain
- * runs again and its first rules act on the mark (set or clear the flow's
- * conntrack bit), clear the bits and accept.  A verdict cannot set the
- * conntrack mark directly: that needs the NFQA_CT glue
- * (CONFIG_NETFILTER_NETLINK_GLUE_CT), which kernels such as this project's
- * build machine lack.
+ * The packet mark bits in `mask` (rules.mark_mask) carry small codes
+ * between our rules and the daemon:
+ *   - a valid integrity SYN goes back with NF_REPEAT and INTEG there: our
+ *     chain runs again, and a rule that also checks the packet is a SYN sets
+ *     the flow's conntrack bit, clears the code and lets it go on through
+ *     the chain (to be queued once more and let through), never accepting
+ *     on the mark alone.  A verdict cannot set the conntrack mark directly
+ *     (that needs the NFQA_CT glue, CONFIG_NETFILTER_NETLINK_GLUE_CT, which
+ *     kernels such as this project's build machine lack), and ctnetlink
+ *     cannot reach the SYN's entry before it is confirmed.  Clearing the
+ *     bit later is done over ctnetlink (ctnl_set_mark), not by a mark;
+ *   - rules that queue put REPLY, INVALID or NOCONN there, so the daemon
+ *     knows why a packet came; the integrity rule clears the field.
+ * The conntrack bit `ct_integ` (rules.ct_mark_bit) marks a flow that awaits
+ * its integrity bytes.  Both are configurable so that knockgw can live
+ * beside other users of marks.
+ * Pure: no I/O.
  */
 #ifndef KNOCKGW_MARKS_H
 #define KNOCKGW_MARKS_H
 
+#include <stdint.h>
+
 enum {
-	KGW_MARK_MASK = 0x7f000000,
-	KGW_MARK_INTEG = 0x4c000000,	/* valid integrity SYN: flag the flow */
-	KGW_MARK_RELEASE = 0x4d000000,	/* integrity acknowledged: unflag the flow */
-	KGW_MARK_REPLY = 0x4e000000,	/* the output rule's: a service's integrity segment */
-	KGW_MARK_INVALID = 0x4f000000,	/* a rule's: conntrack called it invalid */
-	KGW_MARK_NOCONN = 0x50000000,	/* a rule's: conntrack knows no connection for it */
-	KGW_CTMARK_INTEG = 0x40000000,	/* conntrack: flow awaits its integrity bytes */
+	KGW_MARK_MASK_DEFAULT = 0x7f000000,
+	KGW_CTMARK_DEFAULT = 0x40000000,
+	KGW_MARK_BITS_MIN = 3,		/* four codes and "none" */
 };
+
+struct kgw_marks {
+	uint32_t mask;		/* packet mark bits of ours */
+	uint32_t integ;		/* valid integrity SYN: flag the flow */
+	uint32_t reply;		/* the output rule's: the service's integrity segment */
+	uint32_t invalid;	/* a rule's: conntrack called it invalid */
+	uint32_t noconn;	/* a rule's: conntrack knows no connection for it */
+	uint32_t ct_integ;	/* conntrack mark bit: the flow awaits its bytes */
+};
+
+/*
+ * Codes 1..4 at the lowest bit of mask.  0, or -EINVAL when mask is not one
+ * run of at least KGW_MARK_BITS_MIN bits or ct_bit is not exactly one bit.
+ */
+int kgw_marks_make(uint32_t mask, uint32_t ct_bit, struct kgw_marks *ret);
+
+/* The code a mark carries (0: none of ours). */
+static inline uint32_t kgw_mark_code(const struct kgw_marks *m, uint32_t mark)
+{
+	return mark & m->mask;
+}
+
+/* The packet's own mark: ours cleared, the rest kept. */
+static inline uint32_t kgw_mark_own(const struct kgw_marks *m, uint32_t mark)
+{
+	return mark & ~m->mask;
+}
 
 #endif

@@ -8,7 +8,10 @@
  *   table inet knockgw {
  *     chain input {
  *       type filter hook input priority -10; policy accept;
- *       meta mark & MASK == INTEG   ct mark set ct mark | CT_INTEG, clear, accept
+ *       tcp flags & (syn|ack) == syn meta mark & MASK == INTEG
+ *                     ct mark set ct mark | CT_INTEG, clear our bits, go on
+ *                     (the daemon's REPEAT of a valid integrity SYN: the SYN
+ *                     rule below queues it again and the daemon lets it pass)
  *       per protected port (and address, when limited):
  *         tcp dport P tcp flags & (syn|ack) == syn              queue  (knocks)
  *         tcp dport P tcp flags & (syn|ack|rst) == 0            queue  (FIN/NULL/Xmas:
@@ -17,18 +20,20 @@
  *         on_fail "reset": tcp dport P ct state new,untracked, not a SYN
  *                     meta mark set mark & ~MASK | NOCONN       queue  (no connection
  *                                     conntrack knows: a guessed SYN cookie, a lost flow)
- *         tcp dport P ct mark & CT_INTEG ct direction original  queue  (integrity)
+ *         tcp dport P ct mark & CT_INTEG ct direction original
+ *                     meta mark set mark & ~MASK                queue  (integrity)
  *         integrity: tcp dport P ct state invalid, not a SYN
  *                     meta mark set mark & ~MASK | INVALID      queue  (no entry, so
  *                                     no flag: checked if its flow is being checked)
  *     }
  *     with an integrity entry: the service's side of those flows (pending.h)
  *     chain output_integ {  type filter hook output priority -10;
- *       meta mark & MASK == RELEASE ct mark set ct mark & ~CT_INTEG, clear, accept
  *       per integrity entry (and address):
  *         tcp sport P ct mark & CT_INTEG ct direction reply
  *                     meta mark set mark & ~MASK | REPLY  queue
  *     }
+ *     (The daemon clears a flow's CT_INTEG over ctnetlink once the service
+ *     acknowledged its bytes; no rule acts on a mark to do that.)
  *     chain output_raw {                          client role, before conntrack
  *       type filter hook output priority -300; policy accept;
  *       per knock entry:  ip daddr D tcp dport P tcp flags & (syn|ack) == syn  queue
@@ -138,7 +143,6 @@ static const struct {
 
 enum rule_kind {
 	RK_MARK_INTEG,		/* our REPEAT verdict for a valid integrity SYN */
-	RK_MARK_RELEASE,	/* our REPEAT verdict for the service's ACK of them */
 	RK_SYN,			/* new SYNs to a protected port: queue */
 	RK_STRAY_QUEUE,		/* FIN/NULL/Xmas: queue, answered like a closed port */
 	RK_STRAY_DROP,		/* on_fail "drop": anything not a SYN, untracked: drop */
@@ -178,6 +182,7 @@ struct plan {
 	bool used[CH_MAX];
 	uint16_t qnum, qtotal;
 	bool bypass;
+	struct kgw_marks m;		/* rules.mark_mask, rules.ct_mark_bit */
 };
 
 static void plan_push(struct plan *p, struct rule ru)
@@ -209,9 +214,9 @@ static void plan_free(struct plan *p)
 static void plan_add(struct plan *p, enum rule_kind k, const struct conf_protect *e,
 		     const struct prefix *a)
 {
-	enum chain_id ch = k == RK_CLOSED_SKIP				 ? CH_INPUT_CLOSED
-			   : k == RK_INTEG_REPLY || k == RK_MARK_RELEASE ? CH_OUTPUT_INTEG
-									 : CH_INPUT;
+	enum chain_id ch = k == RK_CLOSED_SKIP	   ? CH_INPUT_CLOSED
+			   : k == RK_INTEG_REPLY ? CH_OUTPUT_INTEG
+						 : CH_INPUT;
 
 	plan_push(p, (struct rule){ .kind = k, .chain = ch, .port = e ? e->port : 0, .addr = a,
 				    .addr_is_src = k == RK_INTEG_REPLY,
@@ -250,6 +255,7 @@ static void plan_start(const struct conf *c, struct plan *p)
 	p->qnum = c->queue_num;
 	p->qtotal = c->queue_count;
 	p->bypass = c->fail_open;
+	p->m = c->marks;
 }
 
 /*
@@ -296,7 +302,6 @@ static int make_plan(const struct conf *c, struct plan *p)
 		 * the client's bytes verify, and its acknowledgement of them
 		 * ends the checking (pending.h).
 		 */
-		plan_add(p, RK_MARK_RELEASE, NULL, NULL);
 		for (size_t i = 0; i < c->nprotect; i++) {
 			const struct conf_protect *e = &c->protect[i];
 
@@ -373,19 +378,15 @@ static void print_queue(FILE *f, const struct plan *p, bool bypass)
 
 static void print_rule(FILE *f, const struct plan *p, const struct rule *r)
 {
-	unsigned mask = KGW_MARK_MASK;
+	const struct kgw_marks *m = &p->m;
+	unsigned keep = ~m->mask, ct = m->ct_integ;
 
 	fputs("\t\t", f);
 	switch (r->kind) {
 	case RK_MARK_INTEG:
-		fprintf(f, "meta mark & 0x%08x == 0x%08x ct mark set ct mark | 0x%08x "
-			   "meta mark set meta mark & 0x%08x accept\n",
-			mask, KGW_MARK_INTEG, KGW_CTMARK_INTEG, ~mask);
-		return;
-	case RK_MARK_RELEASE:
-		fprintf(f, "meta mark & 0x%08x == 0x%08x ct mark set ct mark & 0x%08x "
-			   "meta mark set meta mark & 0x%08x accept\n",
-			mask, KGW_MARK_RELEASE, ~(unsigned)KGW_CTMARK_INTEG, ~mask);
+		fprintf(f, "tcp flags & (syn | ack) == syn meta mark & 0x%08x == 0x%08x "
+			   "ct mark set ct mark | 0x%08x meta mark set meta mark & 0x%08x counter\n",
+			m->mask, m->integ, ct, keep);
 		return;
 	case RK_CT_KEEP:
 		fputs("ct state established counter\n", f);
@@ -419,24 +420,25 @@ static void print_rule(FILE *f, const struct plan *p, const struct rule *r)
 	case RK_NOCONN:
 		fprintf(f, "ct state new,untracked tcp flags & (syn | ack) != syn "
 			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
-			~(unsigned)KGW_MARK_MASK, KGW_MARK_NOCONN);
+			keep, m->noconn);
 		print_queue(f, p, false);
 		break;
 	case RK_INVALID_INTEG:
 		fprintf(f, "ct state invalid tcp flags & (syn | ack) != syn "
 			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
-			~(unsigned)KGW_MARK_MASK, KGW_MARK_INVALID);
+			keep, m->invalid);
 		print_queue(f, p, false);
 		break;
 	case RK_INTEG:
-		fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction original counter ",
-			KGW_CTMARK_INTEG, KGW_CTMARK_INTEG);
+		fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction original "
+			   "meta mark set meta mark & 0x%08x counter ",
+			ct, ct, keep);
 		print_queue(f, p, false);
 		break;
 	case RK_INTEG_REPLY:
 		fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction reply "
 			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
-			KGW_CTMARK_INTEG, KGW_CTMARK_INTEG, ~(unsigned)KGW_MARK_MASK, KGW_MARK_REPLY);
+			ct, ct, keep, m->reply);
 		print_queue(f, p, false);
 		break;
 	case RK_CLIENT_SYN:
@@ -976,16 +978,21 @@ static void x_tcp_flags(struct nftnl_rule *r, uint8_t mask, uint8_t value, uint3
 	x_cmp(r, op, &value, 1);
 }
 
-/* meta mark & MASK == value: set/clear the ct bit, clear our bits, accept. */
-static void build_mark_rule(struct nftnl_rule *r, uint32_t value, bool set_ct)
+/*
+ * Our INTEG code in the mark of a SYN: set the ct bit, clear our bits, and
+ * go on through the chain.  No verdict: a mark alone, which some other
+ * software might set, never lets a packet skip the knock rule.
+ */
+static void build_mark_rule(struct nftnl_rule *r, const struct kgw_marks *m)
 {
-	uint32_t ct_mask = ~(uint32_t)KGW_CTMARK_INTEG;
-	uint32_t ct_xor = set_ct ? KGW_CTMARK_INTEG : 0;
-	uint32_t keep = ~(uint32_t)KGW_MARK_MASK, zero = 0;
+	uint32_t ct_mask = ~m->ct_integ, ct_xor = m->ct_integ;
+	uint32_t keep = ~m->mask, zero = 0;
 
+	x_l4_tcp(r);
+	x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
 	x_meta(r, NFT_META_MARK);
-	x_masked_eq32(r, KGW_MARK_MASK, value, NFT_CMP_EQ);
-	/* ct mark = (ct mark & ~BIT) ^ (BIT or 0): set or clear one bit. */
+	x_masked_eq32(r, m->mask, m->integ, NFT_CMP_EQ);
+	/* ct mark = (ct mark & ~BIT) ^ BIT: sets the one bit. */
 	x_ct(r, NFT_CT_MARK);
 	x_bitwise(r, &ct_mask, &ct_xor, sizeof(ct_mask));
 	x_ct_set(r, NFT_CT_MARK);
@@ -993,21 +1000,18 @@ static void build_mark_rule(struct nftnl_rule *r, uint32_t value, bool set_ct)
 	x_bitwise(r, &keep, &zero, sizeof(keep));
 	x_meta_set(r, NFT_META_MARK);
 	x_counter(r);
-	x_verdict(r, NF_ACCEPT);
 }
 
 static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct plan *p,
 		       enum nft_queue_kind kind)
 {
 	uint8_t dir_original = 0, dir_reply = 1;	/* IP_CT_DIR_ORIGINAL, _REPLY */
-	uint32_t keep = ~(uint32_t)KGW_MARK_MASK, reply = KGW_MARK_REPLY;
+	const struct kgw_marks *m = &p->m;
+	uint32_t keep = ~m->mask, zero = 0;
 
 	switch (ru->kind) {
 	case RK_MARK_INTEG:
-		build_mark_rule(r, KGW_MARK_INTEG, true);
-		return;
-	case RK_MARK_RELEASE:
-		build_mark_rule(r, KGW_MARK_RELEASE, false);
+		build_mark_rule(r, m);
 		return;
 	case RK_CT_KEEP:
 		x_ct(r, NFT_CT_STATE);
@@ -1053,7 +1057,7 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 	case RK_NOCONN:
 	case RK_INVALID_INTEG: {
 		/* The mark tells the daemon which of the two queued it. */
-		uint32_t why = ru->kind == RK_NOCONN ? KGW_MARK_NOCONN : KGW_MARK_INVALID;
+		uint32_t why = ru->kind == RK_NOCONN ? m->noconn : m->invalid;
 
 		x_ct(r, NFT_CT_STATE);
 		x_masked_eq32(r, ru->kind == RK_NOCONN ? CT_STATE_NEW_OR_UNTRACKED
@@ -1068,25 +1072,25 @@ static void build_rule(struct nftnl_rule *r, const struct rule *ru, const struct
 		break;
 	}
 	case RK_INTEG:
+	case RK_INTEG_REPLY: {
+		bool reply = ru->kind == RK_INTEG_REPLY;
+		/*
+		 * The daemon reads why a packet came from our bits: the service's
+		 * side gets the reply code, the client's none, whatever it had.
+		 */
+		uint32_t code = reply ? m->reply : 0;
+
 		x_ct(r, NFT_CT_MARK);
-		x_masked_eq32(r, KGW_CTMARK_INTEG, KGW_CTMARK_INTEG, NFT_CMP_EQ);
+		x_masked_eq32(r, m->ct_integ, m->ct_integ, NFT_CMP_EQ);
 		x_ct(r, NFT_CT_DIRECTION);
-		x_cmp(r, NFT_CMP_EQ, &dir_original, 1);
-		x_counter(r);
-		x_queue(r, p, kind, false);
-		break;
-	case RK_INTEG_REPLY:
-		x_ct(r, NFT_CT_MARK);
-		x_masked_eq32(r, KGW_CTMARK_INTEG, KGW_CTMARK_INTEG, NFT_CMP_EQ);
-		x_ct(r, NFT_CT_DIRECTION);
-		x_cmp(r, NFT_CMP_EQ, &dir_reply, 1);
-		/* mark = (mark & ~MASK) ^ REPLY: the daemon tells it from the client's. */
+		x_cmp(r, NFT_CMP_EQ, reply ? &dir_reply : &dir_original, 1);
 		x_meta(r, NFT_META_MARK);
-		x_bitwise(r, &keep, &reply, sizeof(keep));
+		x_bitwise(r, &keep, reply ? &code : &zero, sizeof(keep));
 		x_meta_set(r, NFT_META_MARK);
 		x_counter(r);
 		x_queue(r, p, kind, false);
 		break;
+	}
 	case RK_CLIENT_SYN:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
 		x_counter(r);
@@ -1116,8 +1120,6 @@ static const char *kind_name(enum rule_kind k)
 	switch (k) {
 	case RK_MARK_INTEG:
 		return "integrity flag rule";
-	case RK_MARK_RELEASE:
-		return "integrity release rule";
 	case RK_SYN:
 		return "knock rule";
 	case RK_STRAY_QUEUE:

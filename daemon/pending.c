@@ -47,6 +47,7 @@ struct pending {
 	uint32_t held_bytes;
 	uint8_t nheld;
 	uint8_t state;			/* enum pf_state */
+	bool flagged;			/* its conntrack entry was sent to get the bit */
 	struct held held[MAX_HELD];
 	struct integ_buf buf;		/* VERIFIED: the verified bytes, kept to compare */
 };
@@ -104,28 +105,26 @@ static void flow_key_reply(struct flow_key *k, const struct pkt_view *v, const u
 }
 
 /* Our mark bits off, the packet's own kept: what a passing packet leaves with. */
-static uint32_t own_mark(uint32_t mark)
+static uint32_t own_mark(const struct server *s, uint32_t mark)
 {
-	return mark & ~(uint32_t)KGW_MARK_MASK;
+	return kgw_mark_own(&s->conf->marks, mark);
+}
+
+static bool has_code(const struct server *s, uint32_t mark, uint32_t code)
+{
+	return kgw_mark_code(&s->conf->marks, mark) == code;
 }
 
 /*
- * Lets a packet go.  The service's segments came with KGW_MARK_REPLY, the
- * client's invalid ones with KGW_MARK_INVALID: they leave without it.
+ * Lets a packet go.  The service's segments came with the reply code, the
+ * client's invalid ones with the invalid code: they leave without it.
  */
-static void accept_id(struct nfqueue *q, uint32_t id, uint32_t mark)
+static void accept_id(const struct server *s, struct nfqueue *q, uint32_t id, uint32_t mark)
 {
-	uint32_t ours = mark & KGW_MARK_MASK;
-
-	if (ours == KGW_MARK_REPLY || ours == KGW_MARK_INVALID)
-		nfqueue_verdict_mark(q, id, NFQUEUE_ACCEPT, own_mark(mark));
+	if (has_code(s, mark, s->conf->marks.reply) || has_code(s, mark, s->conf->marks.invalid))
+		nfqueue_verdict_mark(q, id, NFQUEUE_ACCEPT, own_mark(s, mark));
 	else
 		nfqueue_verdict(q, id, NFQUEUE_ACCEPT);
-}
-
-static void pass(struct nfqueue *q, const struct held *h)
-{
-	accept_id(q, h->id, h->mark);
 }
 
 /* Every held packet of pf gets its verdict: passed (in order) or dropped. */
@@ -148,7 +147,7 @@ static void unhold(struct server *s, struct nfqueue *q, struct pending *pf, bool
 	}
 	for (size_t i = 0; i < pf->nheld; i++) {
 		if (ok)
-			pass(q, &pf->held[i]);
+			accept_id(s, q, pf->held[i].id, pf->held[i].mark);
 		else
 			nfqueue_verdict(q, pf->held[i].id, NFQUEUE_DROP);
 		s->held_bytes -= pf->held[i].bytes;
@@ -266,11 +265,6 @@ bool pending_start(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		return false;
 	}
 	pf = fe->value;
-	if (!created && pf->state != PF_WAIT && pf->isn == v->seq) {
-		/* A late copy of a verified flow's SYN: do not flag it again. */
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
-		return true;
-	}
 	if (created || pf->nheld == 0) {
 		/* New, or a retransmitted SYN before any data: (re)start. */
 		memset(pf, 0, sizeof(*pf));
@@ -288,8 +282,36 @@ bool pending_start(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		integ_init(&pf->buf, v->seq, e->integrity_len);
 		fe->expires = s->mono + c->integrity_timeout;
 	}
-	/* Our chain sees the mark, flags the conntrack entry, accepts. */
-	nfqueue_verdict_mark(q, p->id, NFQUEUE_REPEAT, own_mark(p->mark) | KGW_MARK_INTEG);
+	if (pf->flagged) {
+		/* The flow's conntrack entry carries the bit already. */
+		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		return true;
+	}
+	/*
+	 * Our chain sees the code, flags the conntrack entry and goes on: the
+	 * knock rule queues the SYN once more, and pending_requeued() lets it
+	 * through.  One REPEAT per ISN: nothing loops.
+	 */
+	pf->flagged = true;
+	nfqueue_verdict_mark(q, p->id, NFQUEUE_REPEAT, own_mark(s, p->mark) | s->conf->marks.integ);
+	return true;
+}
+
+bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+		      const struct pkt_view *v)
+{
+	struct flow_key k;
+	struct flow_entry *fe;
+	const struct pending *pf;
+
+	flow_key_client(&k, v, p->data);
+	fe = flow_lookup(&s->pending, &k);
+	if (!fe)
+		return false;
+	pf = fe->value;
+	if (!pf->flagged || pf->isn != v->seq || pf->tsval != (v->has_ts ? v->tsval : 0))
+		return false;
+	nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
 	return true;
 }
 
@@ -380,16 +402,16 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 	(void)pi;
 	flow_key_client(&k, v, p->data);
 	fe = flow_lookup(&s->pending, &k);
-	if (!fe && (p->mark & KGW_MARK_MASK) == KGW_MARK_INVALID) {
+	if (!fe && has_code(s, p->mark, s->conf->marks.invalid)) {
 		/*
 		 * Conntrack called it invalid (it carries no entry, so no flag),
 		 * and it belongs to no flow being checked: it goes on to TCP as
 		 * it would without us.
 		 */
-		accept_id(q, p->id, p->mark);
+		accept_id(s, q, p->id, p->mark);
 		return;
 	}
-	if (fe && (p->mark & KGW_MARK_MASK) == KGW_MARK_NOCONN) {
+	if (fe && has_code(s, p->mark, s->conf->marks.noconn)) {
 		/*
 		 * Conntrack lost the flow's entry (flushed, evicted): the flag
 		 * that brings its segments here is gone with it, so nothing
@@ -419,7 +441,7 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 	pf = fe->value;
 	if (pf->state == PF_DONE || v->payload_len == 0) {
 		/* The handshake's ACK, a bare FIN or an RST carry no bytes to check. */
-		accept_id(q, p->id, p->mark);
+		accept_id(s, q, p->id, p->mark);
 		if ((v->flags & TCP_RST) && pf->state != PF_DONE)
 			end_flow(s, q, fe, pf->state == PF_WAIT, NULL, NULL);
 		return;
@@ -447,13 +469,34 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 	}
 	if (pf->state == PF_VERIFIED) {
 		/* What it carries of the range is the verified bytes again. */
-		accept_id(q, p->id, p->mark);
+		accept_id(s, q, p->id, p->mark);
 		return;
 	}
 	if (!hold(s, q, fe, p, v, false))
 		return;
 	if (st == INTEG_COMPLETE)
 		check_bytes(s, q, fe, p, v);
+}
+
+/*
+ * Clears the flow's conntrack bit, so that its packets bypass the daemon
+ * from now on.  False when that failed for now (counted; the next of the
+ * service's segments tries again, and the checks go on meanwhile); an
+ * entry conntrack no longer has needs no clearing.
+ */
+static bool unflag(struct server *s, const struct pending *pf)
+{
+	struct ct_flow f = { .family = pf->family, .sport = pf->rport, .dport = pf->lport };
+	size_t alen = pf->family == AF_INET6 ? 16 : 4;
+	int r;
+
+	memcpy(f.src, pf->remote, alen);
+	memcpy(f.dst, pf->local, alen);
+	r = s->ct ? ctnl_set_mark(s->ct, &f, 0, s->conf->marks.ct_integ) : -ENOTSUP;
+	if (r == 0 || r == -ENOENT)
+		return true;
+	s->cnt.c[SC_integ_unflag_error]++;
+	return false;
 }
 
 void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
@@ -486,7 +529,7 @@ void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	case PF_WAIT:
 		if (v->flags & TCP_RST) {
 			/* The service gave up: nothing held of this flow may follow. */
-			nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, own_mark(p->mark));
+			nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, own_mark(s, p->mark));
 			end_flow(s, q, fe, true, NULL, NULL);
 			return;
 		}
@@ -497,20 +540,18 @@ void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		}
 		break;
 	case PF_VERIFIED:
-		if ((v->flags & TCP_ACK) && (int32_t)(v->ack - (pf->buf.base + pf->buf.need)) >= 0) {
-			/* The service's TCP has every verified byte: stop checking. */
-			nfqueue_verdict_mark(q, p->id, NFQUEUE_REPEAT,
-					     own_mark(p->mark) | KGW_MARK_RELEASE);
+		if ((v->flags & TCP_ACK) && (int32_t)(v->ack - (pf->buf.base + pf->buf.need)) >= 0 &&
+		    unflag(s, pf)) {
+			/* The service's TCP has every verified byte: checking ends. */
 			pf->state = PF_DONE;
 			fe->expires = s->mono + RELEASE_GRACE;
-			return;
 		}
 		break;
 	case PF_DONE:
 		break;
 	}
 accept:
-	nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, own_mark(p->mark));
+	nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, own_mark(s, p->mark));
 }
 
 struct expire_ctx {

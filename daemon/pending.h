@@ -4,7 +4,7 @@
  *
  * Part of the server's data path (server.c decides SYNs and calls in here
  * for everything of a flow the rules queue because its conntrack entry
- * carries KGW_CTMARK_INTEG).  The guarantee: the service never reads a byte
+ * carries the integrity bit (marks.h)).  The guarantee: the service never reads a byte
  * of [ISN+1, ISN+1+integrity_len) that was not verified, and sends nothing
  * to the client (its banner) before the bytes are verified.
  *
@@ -21,7 +21,7 @@
  *             client segment that covers any of the range must carry the
  *             verified bytes again (else: reset), until the service's
  *             acknowledgement covers the whole range; that segment goes
- *             back with KGW_MARK_RELEASE, which clears the conntrack flag.
+ *             back with the release code, which clears the conntrack flag.
  *   DONE      a short grace for segments queued before the flag cleared.
  *
  * Held packets are capped per flow, per source and per queue (holdacct.h),
@@ -49,6 +49,15 @@ void pending_free(struct server *s);
  */
 bool pending_start(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
 		   const struct pkt_view *v, int pi, int key, uint64_t epoch);
+
+/*
+ * A SYN of a flow whose conntrack entry was already sent to get the bit,
+ * with the ISN it was sent for: our own REPEAT come back through the knock
+ * rule, a retransmission, or a late copy.  Given its verdict (accept, not
+ * verified or counted again): true.
+ */
+bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+		      const struct pkt_view *v);
 
 /* A segment from the client of a flagged flow (not a SYN). */
 void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,

@@ -38,7 +38,7 @@ static void guess_params_of(const struct conf *c, struct guess_params *ret)
 }
 
 int server_init(struct server *s, const struct conf *c, struct replay *replay,
-		struct sockkill *sk, struct rawsock *rs, unsigned nqueues)
+		struct sockkill *sk, struct rawsock *rs, struct ctnl *ct, unsigned nqueues)
 {
 	struct guess_params gp;
 	int r;
@@ -48,6 +48,7 @@ int server_init(struct server *s, const struct conf *c, struct replay *replay,
 	s->replay = replay;
 	s->sk = sk;
 	s->rs = rs;
+	s->ct = ct;
 	s->rl = (struct log_ratelimit){ .interval = 10, .burst = 20 };
 	s->rl_full = (struct log_ratelimit){ .interval = 60, .burst = 1 };
 	s->rl_guess = (struct log_ratelimit){ .interval = 10, .burst = 10 };
@@ -181,6 +182,8 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	int matched;
 	char a[INET6_ADDRSTRLEN];
 
+	if (e->integrity_len > 0 && pending_requeued(s, q, p, v))
+		return;
 	if (guess_penalized(&s->guess, v->family, src, s->mono)) {
 		/* Serving a guessing penalty: not even verified (guess.h). */
 		s->cnt.c[SC_penalized]++;
@@ -279,7 +282,8 @@ bool server_wants(const struct server *s, const struct nfqueue_packet *p)
 
 	if (p->hook == NF_INET_LOCAL_IN)
 		return true;
-	if (p->hook != NF_INET_LOCAL_OUT || (p->mark & KGW_MARK_MASK) != KGW_MARK_REPLY)
+	if (p->hook != NF_INET_LOCAL_OUT ||
+	    kgw_mark_code(&s->conf->marks, p->mark) != s->conf->marks.reply)
 		return false;
 	return pkt_parse(p->data, p->caplen, &v) == PKT_OK && find_reply_entry(s->conf, &v, p->data) >= 0;
 }
@@ -319,7 +323,7 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		 * answers; answer like the closed port. */
 		s->cnt.c[SC_stray]++;
 		answer_closed(s, q, p, &v, &s->conf->protect[pi]);
-	} else if ((p->mark & KGW_MARK_MASK) == KGW_MARK_NOCONN &&
+	} else if (kgw_mark_code(&s->conf->marks, p->mark) == s->conf->marks.noconn &&
 		   s->conf->protect[pi].integrity_len == 0) {
 		/*
 		 * Conntrack knows no connection for it (an ACK with a guessed SYN

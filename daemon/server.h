@@ -6,7 +6,7 @@
  * counters and rate limit are its own; only the replay table is shared (it
  * has its own lock).  Packets reach it only because the rules queued them:
  * new SYNs to protected ports, segments of flows whose conntrack entry
- * carries KGW_CTMARK_INTEG (see marks.h, nftrules.c), both ways (pending.h),
+ * carries the integrity bit (see marks.h, nftrules.c), both ways (pending.h),
  * and with closed_ports "daemon" SYNs and FIN/NULL/Xmas probes to ports
  * nobody listens on.
  */
@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "ctnl.h"
 #include "flowtable.h"
 #include "guess.h"
 #include "holdacct.h"
@@ -48,6 +49,7 @@
 	X(integ_short_capture, "integrity segments captured short")                  \
 	X(integ_unacked, "verified integrity flows the service never acknowledged")   \
 	X(integ_lost, "integrity flows reset because conntrack lost their entry")       \
+	X(integ_unflag_error, "verified flows whose conntrack bit could not be cleared yet") \
 	X(integ_syn_data, "integrity knocks refused for carrying data (TCP Fast Open)")  \
 	X(hold_cap, "segments dropped at a hold limit")                              \
 	X(source_cap, "knocks and segments refused at one source's share of the queue") \
@@ -75,6 +77,7 @@ struct server {
 	const struct conf *conf;
 	struct replay *replay;		/* shared by all queue threads */
 	struct sockkill *sk;		/* may be NULL: then no server-side abort */
+	struct ctnl *ct;		/* clears an integrity flow's conntrack bit */
 	struct rawsock *rs;		/* closed-port answers */
 	struct flowtable pending;
 	struct holdacct acct;		/* held packets, per queue and per source */
@@ -89,13 +92,13 @@ struct server {
 };
 
 int server_init(struct server *s, const struct conf *c, struct replay *replay,
-		struct sockkill *sk, struct rawsock *rs, unsigned nqueues);
+		struct sockkill *sk, struct rawsock *rs, struct ctnl *ct, unsigned nqueues);
 void server_free(struct server *s);
 
 /*
  * Is this queued packet the server's?  Everything from the input hook; from
  * the output hook, the service's side of an integrity flow, which the
- * output rule marks KGW_MARK_REPLY.  The client role's user path carries
+ * output rule marks with the reply code.  The client role's user path carries
  * its flow's shift in the mark, which can match that by chance: so the
  * packet must also come from an integrity-protected port and address.
  */

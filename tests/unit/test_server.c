@@ -2,11 +2,11 @@
  * test_server.c - the server role's data path (server.[ch]) against fakes of
  * the adapters it calls.
  *
- * The queue, sock_diag and raw-socket adapters are replaced by the fakes
- * below (STYLE rule 6): they record every verdict, flush, held count, socket
- * abort and closed-port answer in one event log, so the real nfq.o,
- * sockkill.o and rawsock.o are never linked.  The configuration is built by
- * hand (conf_defaults, then keys and protect entries), and every SYN carries
+ * The queue, sock_diag, raw-socket and conntrack adapters are replaced by
+ * the fakes below: they record every verdict, flush, held count, socket
+ * abort, closed-port answer and conntrack change in one event log, so the
+ * real nfq.o, sockkill.o, rawsock.o and ctnl.o are never linked.  The
+ * configuration is built by hand (conf_defaults, then keys and protect entries), and every SYN carries
  * an ISN computed with isn_compute for the entry's key: no root, no network,
  * and the clock is s.mono / s.wall, set here.
  *
@@ -16,13 +16,14 @@
  * A step lists the verdicts it must produce, in order, as "<id><verdict>"
  * (a range "2-33D" stands for each id in turn): D drop, A accept,
  * R accept with our mark bits cleared (the service's segments come marked
- * KGW_MARK_REPLY), I repeat with KGW_MARK_INTEG, L repeat with
- * KGW_MARK_RELEASE; and how many sockets it must abort (and whose) and
- * closed-port answers it must send.  A REPLY step is a segment from the
- * service (output hook) acknowledging `off` bytes of the client's stream.  After the
- * last step every counter is compared with the scenario's list (those not
- * listed must be 0).  Then time runs far ahead so that every pending flow
- * ends, and every packet must have had exactly one verdict (STYLE rule 18).
+ * with the reply code), I repeat with the integrity code (marks.h); how
+ * many sockets it must abort (and whose), closed-port answers it must send
+ * and conntrack bits it must clear (ctnl_set_mark).  A REPLY step is a
+ * segment from the service (output hook) acknowledging `off` bytes of the
+ * client's stream.  After the last step every counter is compared with the
+ * scenario's list (those not listed must be 0).  Then time runs far ahead so
+ * that every pending flow ends, and every packet must have had exactly one
+ * verdict.
  */
 #include <errno.h>
 #include <arpa/inet.h>
@@ -63,7 +64,7 @@ enum {
 /* ------------------------------------------------------------------ */
 /* Fakes of the adapters: one event log */
 
-enum ev_kind { EV_VERDICT, EV_FLUSH, EV_HELD, EV_KILL, EV_ANSWER };
+enum ev_kind { EV_VERDICT, EV_FLUSH, EV_HELD, EV_KILL, EV_ANSWER, EV_UNFLAG };
 
 struct event {
 	enum ev_kind kind;
@@ -80,16 +81,18 @@ struct event {
 	uint64_t now;
 };
 
+static struct conf conf;	/* the scenarios' configuration (below) */
 static struct event events[MAX_EVENTS];
 static size_t nevents;
 static unsigned fake_misuse;		/* calls with the wrong handle, log overflow */
-static int fake_kill_ret, fake_raw_ret;
+static int fake_kill_ret, fake_raw_ret, fake_unflag_ret;
 static size_t fake_held_last;		/* the last nfqueue_set_held value */
-static char fake_q, fake_sk, fake_rs;
+static char fake_q, fake_sk, fake_rs, fake_ct;
 
 #define FAKE_Q ((struct nfqueue *)&fake_q)
 #define FAKE_SK ((struct sockkill *)&fake_sk)
 #define FAKE_RS ((struct rawsock *)&fake_rs)
+#define FAKE_CT ((struct ctnl *)&fake_ct)
 
 static struct event *record(enum ev_kind kind)
 {
@@ -163,6 +166,21 @@ int sockkill_destroy(struct sockkill *sk, int family, const uint8_t *local, uint
 	return fake_kill_ret;
 }
 
+/* The flow's conntrack bit cleared: the client's tuple and the bit. */
+int ctnl_set_mark(struct ctnl *c, const struct ct_flow *f, uint32_t mark, uint32_t mask)
+{
+	struct event *e = record(EV_UNFLAG);
+	size_t alen = f->family == AF_INET6 ? 16 : 4;
+
+	fake_misuse += c != FAKE_CT || mark != 0 || mask != conf.marks.ct_integ;
+	e->family = f->family;
+	memcpy(e->remote, f->src, alen);
+	memcpy(e->local, f->dst, alen);
+	e->rport = f->sport;
+	e->lport = f->dport;
+	return fake_unflag_ret;
+}
+
 /* Like the real one: no answer due (0) when rst_build has none. */
 int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct pkt_view *v,
 			  uint32_t indev, uint32_t skbinfo, uint64_t now)
@@ -232,8 +250,6 @@ static const struct entry_spec {
 	[E_ADDR] = { 80, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_RESET, 0,
 		     true, 3600, { "192.0.2.1", "2001:db8::1/128" } },
 };
-
-static struct conf conf;
 
 static int setup_conf(void)
 {
@@ -428,11 +444,15 @@ struct step {
 	unsigned who;		/* enum who bits */
 	uint32_t tsval;		/* added to TSVAL0 */
 	uint32_t mark;		/* the packet's mark */
+	uint8_t code;		/* and our code in it, as a rule put it: CODE_* */
 	const char *want;	/* verdicts, see the top */
 	unsigned kills, answers;
+	unsigned unflags;	/* conntrack bits cleared (ctnl_set_mark) */
 	unsigned victim;	/* whose socket is aborted: who + 1; 0 the step's own */
 	bool anykill;		/* aborts of several flows: counted, not checked */
 };
+
+enum code { CODE_NONE, CODE_INVALID, CODE_NOCONN };
 
 struct count {
 	enum server_counter c;
@@ -444,7 +464,7 @@ struct scenario {
 	enum entry_id entry;
 	int family;
 	bool ts;
-	int kill_ret, raw_ret;
+	int kill_ret, raw_ret, unflag_ret;
 	bool no_sk;
 	uint32_t max_flows, hold_flow_bytes, hold_bytes;	/* 0: defaults */
 	uint32_t maxlen;					/* 0: default */
@@ -577,7 +597,7 @@ static const struct scenario scenarios[] = {
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity: the packet's other mark bits kept", E_INTEG, V4, false,
 	  .s = { SYN("1I", .mark = 0x7f0000ab), DATA(0, 16, "2A", .mark = 0x00000123),
-		 REPLY(16, 0, "3L", .mark = 0x00000456) },
+		 REPLY(16, 0, "3R", .mark = 0x00000456, .unflags = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	/* 39-43: integrity failures: every held segment dropped, both ends reset */
 	{ "integrity wrong bytes", E_INTEG, V4, true,
@@ -646,15 +666,21 @@ static const struct scenario scenarios[] = {
 	{ "integrity: a bare FIN passes, the flow goes on", E_INTEG, V6, true,
 	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(FIN | ACK, "3A"), DATA(8, 8, "2A 4A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
-	{ "integrity: retransmitted SYNs", E_INTEG, V4, true,
-	  .s = { SYN("1I"), SYN("2I"), DATA(0, 8, ""), SYN("4I"), DATA(8, 8, "3A 5A") },
-	  .cnt = { C(syn_accepted, 3), C(integ_ok, 1) } },
+	/*
+	 * Our REPEAT comes back through the knock rule (the mark rule sets the
+	 * conntrack bit and lets the SYN go on); so does a retransmission.  The
+	 * flow's entry carries the bit: accepted, not verified or counted again.
+	 */
+	{ "integrity: our REPEAT returns, and retransmitted SYNs", E_INTEG, V4, true,
+	  .s = { SYN("1I"), SYN("2A"), DATA(0, 8, ""), SYN("4A"), DATA(8, 8, "3A 5A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	/* A new TSval gives a new ISN: before any data the flow starts over with it. */
 	{ "integrity: a SYN with another ISN before data restarts", E_INTEG_N, V6, true,
 	  .s = { SYN("1I"), SYN("2I", .tsval = 1000), DATA(0, 64, "3A") },
 	  .cnt = { C(syn_accepted, 2), C(integ_ok, 1) } },
-	{ "integrity: a restarted flow gets a new deadline", E_INTEG, V4, false,
-	  .s = { SYN("1I"), TICK(5, ""), SYN("2I"), TICK(5, ""), TICK(5, "", .kills = 1) },
+	{ "integrity: a restarted flow gets a new deadline", E_INTEG, V4, true,
+	  .s = { SYN("1I"), TICK(5, ""), SYN("2I", .tsval = 1000), TICK(5, ""),
+		 TICK(5, "", .kills = 1) },
 	  .cnt = { C(syn_accepted, 2), C(integ_timeout, 1) } },
 	/* 59-61: short captures */
 	{ "integrity short capture inside the window", E_INTEG, V4, false,
@@ -691,7 +717,7 @@ static const struct scenario scenarios[] = {
 	 */
 	{ "integrity: a late SYN copy after the release", E_INTEG, V6, true,
 	  .s = { SYN("1I"), DATA(0, 16, "2A"), SYN("3A"), DATA(16, 100, "4A") },
-	  .cnt = { C(syn_accepted, 2), C(integ_ok, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	/* The verified range until the service acknowledges it */
 	{ "integrity: a verified copy again passes; other bytes inside reset", E_INTEG, V6, true,
 	  .s = { SYN("1I"), DATA(0, 16, "2A"), DATA(0, 16, "3A"),
@@ -702,7 +728,19 @@ static const struct scenario scenarios[] = {
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity: the service's ACK of the whole range ends the checking", E_INTEG, V4, true,
 	  .s = { SYN("1I"), REPLY(0, 0, "2R"), DATA(0, 16, "3A"), REPLY(8, 0, "4R"),
-		 REPLY(16, 0, "5L"), DATA(0, 16, "6A", .flip = 1), REPLY(16, 0, "7R") },
+		 REPLY(16, 0, "5R", .unflags = 1), DATA(0, 16, "6A", .flip = 1),
+		 REPLY(16, 0, "7R") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	{ "integrity: the bit cannot be cleared for now: the checks go on", E_INTEG, V4, true,
+	  .unflag_ret = -EIO,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), REPLY(16, 0, "3R", .unflags = 1),
+		 DATA(0, 16, "4D", .flip = 1, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_unflag_error, 1),
+		   C(integ_conflict, 1) } },
+	{ "integrity: conntrack has no entry to clear: done", E_INTEG, V6, false,
+	  .unflag_ret = -ENOENT,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), REPLY(16, 0, "3R", .unflags = 1),
+		 DATA(0, 16, "4A", .flip = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity: verified but never acknowledged: reset at the timeout", E_INTEG_N, V6, false,
 	  .s = { SYN("1I"), DATA(0, 64, "2A"), TICK(10, "", .kills = 1) },
@@ -727,27 +765,27 @@ static const struct scenario scenarios[] = {
 	  .cnt = { C(integ_syn_data, 1), C(rst_sent, 1), C(syn_accepted, 1) } },
 	/* Segments of no connection conntrack knows; segments it calls invalid */
 	{ "no connection: an ACK to a plain entry gets the closed-port answer", E_KNOCK, V4, true,
-	  .s = { BARE(ACK, "1D", .answers = 1, .mark = KGW_MARK_NOCONN),
-		 BARE(ACK | TCP_SYN, "2D", .answers = 1, .mark = KGW_MARK_NOCONN) },
+	  .s = { BARE(ACK, "1D", .answers = 1, .code = CODE_NOCONN),
+		 BARE(ACK | TCP_SYN, "2D", .answers = 1, .code = CODE_NOCONN) },
 	  .cnt = { C(noconn, 2), C(rst_sent, 2) } },
 	{ "no connection, integrity entry, no flow: dropped, reset", E_INTEG, V4, false,
 	  .kill_ret = -ENOENT,
-	  .s = { BARE(ACK, "1D", .answers = 1, .kills = 1, .mark = KGW_MARK_NOCONN) },
+	  .s = { BARE(ACK, "1D", .answers = 1, .kills = 1, .code = CODE_NOCONN) },
 	  .cnt = { C(integ_unknown, 1), C(rst_sent, 1) } },
 	{ "conntrack lost a waiting integrity flow: reset", E_INTEG, V6, true,
-	  .s = { SYN("1I"), DATA(0, 8, ""), DATA(8, 8, "3D 2D", .mark = KGW_MARK_NOCONN, .kills = 1) },
+	  .s = { SYN("1I"), DATA(0, 8, ""), DATA(8, 8, "3D 2D", .code = CODE_NOCONN, .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_lost, 1) } },
 	{ "conntrack lost a verified integrity flow: reset", E_INTEG, V4, true,
-	  .s = { SYN("1I"), DATA(0, 16, "2A"), BARE(ACK, "3D", .mark = KGW_MARK_NOCONN, .kills = 1) },
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), BARE(ACK, "3D", .code = CODE_NOCONN, .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_lost, 1) } },
 	{ "invalid segments of no flow being checked pass to TCP", E_INTEG, V6, true,
-	  .s = { BARE(ACK, "1R", .mark = KGW_MARK_INVALID | 0x5),
-		 DATA(0, 16, "2R", .mark = KGW_MARK_INVALID) } },
+	  .s = { BARE(ACK, "1R", .code = CODE_INVALID, .mark = 0x5),
+		 DATA(0, 16, "2R", .code = CODE_INVALID) } },
 	{ "an invalid segment of a waiting flow is held and checked", E_INTEG, V4, false,
-	  .s = { SYN("1I"), DATA(0, 8, "", .mark = KGW_MARK_INVALID), DATA(8, 8, "2R 3A") },
+	  .s = { SYN("1I"), DATA(0, 8, "", .code = CODE_INVALID), DATA(8, 8, "2R 3A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "an invalid segment with other bytes fails the flow", E_INTEG, V6, false,
-	  .s = { SYN("1I"), DATA(0, 16, "2D", .flip = 4, .mark = KGW_MARK_INVALID, .kills = 1) },
+	  .s = { SYN("1I"), DATA(0, 16, "2D", .flip = 4, .code = CODE_INVALID, .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1) } },
 	/* Guessing: refused knocks per source, and the optional penalty */
 	{ "guessing: a source crosses the threshold, no penalty", E_KNOCK, V4, true,
@@ -904,23 +942,12 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 			if (code == 'I') {
 				CHECK(ev->marked, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark,
-					   (r->marks[id] & ~(uint32_t)KGW_MARK_MASK) | KGW_MARK_INTEG,
+					   kgw_mark_own(&conf.marks, r->marks[id]) | conf.marks.integ,
 					   "%s: INTEG mark for %u", at, id);
 			} else if (code == 'R') {
 				CHECK(ev->marked, "%s: %u marked", at, id);
-				CHECK_EQ_U(ev->mark, r->marks[id] & ~(uint32_t)KGW_MARK_MASK,
+				CHECK_EQ_U(ev->mark, kgw_mark_own(&conf.marks, r->marks[id]),
 					   "%s: our bits cleared for %u", at, id);
-			} else if (code == 'L') {
-				CHECK(ev->marked, "%s: %u marked", at, id);
-				CHECK_EQ_U(ev->mark & KGW_MARK_MASK, KGW_MARK_RELEASE,
-					   "%s: RELEASE mark for %u", at, id);
-				/* ... and keeps the packet's other bits, as INTEG does. */
-				uint32_t other = r->marks[id] & ~(uint32_t)KGW_MARK_MASK;
-
-				if (other)
-					CHECK(ev->mark == (other | KGW_MARK_RELEASE),
-						  "%s: release mark 0x%08x drops the packet's other "
-						  "bits (0x%08x)", at, ev->mark, r->marks[id]);
 			} else {
 				/* Plain verdicts leave the packet's mark alone. */
 				CHECK(!ev->marked, "%s: %u unmarked", at, id);
@@ -938,7 +965,8 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 {
 	const struct scenario *sc = r->sc;
 	size_t alen = sc->family == AF_INET ? 4 : 16;
-	unsigned kills = 0, answers = 0, victim = st->victim ? st->victim - 1 : st->who;
+	unsigned kills = 0, answers = 0, unflags = 0;
+	unsigned victim = st->victim ? st->victim - 1 : st->who;
 	bool unflushed = false;
 	char at[32];
 
@@ -970,6 +998,15 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 			CHECK_EQ_U(ev->lport, entries[sc->entry].port, "%s: kill lport", at);
 			CHECK_EQ_U(ev->rport, sport_of(victim), "%s: kill rport", at);
 			break;
+		case EV_UNFLAG:
+			unflags++;
+			CHECK_EQ_U(ev->family, sc->family, "%s: unflag family", at);
+			CHECK(memcmp(ev->local, dst_of(sc->family, 0), alen) == 0 &&
+				      memcmp(ev->remote, src_of(sc->family, st->who), alen) == 0,
+			      "%s: unflag addresses", at);
+			CHECK_EQ_U(ev->lport, entries[sc->entry].port, "%s: unflag lport", at);
+			CHECK_EQ_U(ev->rport, sport_of(st->who), "%s: unflag rport", at);
+			break;
 		case EV_ANSWER:
 			answers++;
 			CHECK(have_pkt, "%s: an answer needs a packet", at);
@@ -983,6 +1020,7 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 	}
 	CHECK_EQ_U(kills, st->kills, "%s: sockets aborted", at);
 	CHECK_EQ_U(answers, st->answers, "%s: closed-port answers", at);
+	CHECK_EQ_U(unflags, st->unflags, "%s: conntrack bits cleared", at);
 }
 
 /* Sends one packet of step st; returns its seq. */
@@ -1072,9 +1110,12 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 		/* What the output rule queues: the service's segment, marked. */
 		p.hook = NF_INET_LOCAL_OUT;
 		p.indev = 0;
-		p.mark = (st->mark & ~(uint32_t)KGW_MARK_MASK) | KGW_MARK_REPLY;
+		p.mark = kgw_mark_own(&conf.marks, st->mark) | conf.marks.reply;
 		CHECK(server_wants(&r->s, &p), "scenario %u: the server takes its reply", r->no);
 	}
+	if (st->code != CODE_NONE)
+		p.mark = kgw_mark_own(&conf.marks, st->mark) |
+			 (st->code == CODE_INVALID ? conf.marks.invalid : conf.marks.noconn);
 	if (p.id < MAX_IDS)
 		r->marks[p.id] = p.mark;
 	server_packet(&r->s, FAKE_Q, &p);
@@ -1123,6 +1164,7 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	fake_held_last = 0;
 	fake_kill_ret = sc->kill_ret;
 	fake_raw_ret = sc->raw_ret;
+	fake_unflag_ret = sc->unflag_ret;
 	if (sc->max_flows)
 		conf.max_flows = sc->max_flows;
 	if (sc->hold_flow_bytes)
@@ -1135,7 +1177,7 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	conf.guess_penalty = sc->guess_penalty;
 	conf.closed_ports = sc->closed_daemon ? CLOSED_DAEMON : CLOSED_KERNEL;
 	if (replay_init(&r.replay, sc->replay_max ? sc->replay_max : 1024) < 0 ||
-	    server_init(&r.s, &conf, &r.replay, sc->no_sk ? NULL : FAKE_SK, FAKE_RS, 1) < 0) {
+	    server_init(&r.s, &conf, &r.replay, sc->no_sk ? NULL : FAKE_SK, FAKE_RS, FAKE_CT, 1) < 0) {
 		CHECK(0, "scenario %u: init", no);
 		return;
 	}
@@ -1206,6 +1248,11 @@ int main(void)
 	log_init(1, LOG_ERR, "test_server");
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		run_scenario((unsigned)i + 1, &scenarios[i]);
+	/* Again with other mark bits (rules.mark_mask, rules.ct_mark_bit). */
+	CHECK(kgw_marks_make(0x0000ff00, 0x1, &conf.marks) == 0, "other marks");
+	CHECK_EQ_U(conf.marks.integ, 0x100, "codes from the mask's lowest bit");
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		run_scenario((unsigned)(1000 + i + 1), &scenarios[i]);
 	conf_free(&conf);
 	return unit_done("server");
 }
