@@ -2,7 +2,8 @@
  * bytes.h - big- and little-endian loads and stores on unaligned bytes.
  *
  * Wire formats are read and written byte by byte here, never through a cast
- * pointer: packet fields sit at any alignment (STYLE rule 15).
+ * pointer: packet fields sit at any alignment, and a misaligned load through
+ * a cast is undefined behaviour.
  */
 #ifndef KNOCKGW_BYTES_H
 #define KNOCKGW_BYTES_H

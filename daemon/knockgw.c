@@ -63,7 +63,7 @@ enum {
 	SWITCH_WAIT_MS = 2000,		/* workers take a new config within ~10 ms */
 };
 
-/* The only globals: flags set by signal handlers (STYLE rule 6). */
+/* The only globals: flags set by signal handlers (everything else is in struct knockgw). */
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t dump_requested;
 static volatile sig_atomic_t reload_requested;

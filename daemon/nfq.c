@@ -4,8 +4,12 @@
  * Receive side: one recvmmsg() takes up to `batch` datagrams (one queued
  * packet each); MSG_WAITFORONE makes it block for the first only, and the
  * 10 ms SO_RCVTIMEO bounds that block so housekeeping runs and a socket that
- * wedged after an overflow is read again (FINDINGS.md).  Send side: verdicts
- * are collected, then written as consecutive netlink messages in one send().
+ * wedged after an overflow is read again.  (After a receive-buffer overflow
+ * the socket was seen to stay stuck, the reader asleep on an empty socket
+ * while the kernel dropped every queued packet, until some receive
+ * returned; a short timeout or a large buffer each prevented it.)  Send
+ * side: verdicts are collected, then written as consecutive netlink
+ * messages in one send().
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,7 +29,7 @@
 #include "nfq.h"
 
 enum {
-	RCVBUF_BYTES = 8 << 20,		/* see FINDINGS.md "Wedge" */
+	RCVBUF_BYTES = 8 << 20,		/* room for bursts; also keeps the socket from wedging */
 	RCV_TIMEOUT_US = 10000,
 	MSG_OVERHEAD = 1024,		/* netlink + nfqueue attributes around the copy */
 	SEND_BUF_BYTES = 256 << 10,

@@ -5,7 +5,7 @@
  * Contract:
  *   - nfqueue_open() binds queue num with a copy range and flags, sizes the socket
  *     (SO_RCVBUFFORCE), and sets a short receive timeout so the reader never
- *     sleeps on a wedged socket (FINDINGS.md "Wedge").
+ *     sleeps on a socket wedged after an overflow (see nfq.c).
  *   - A full queue drops what does not fit, always: the kernel's fail-open
  *     flag is cleared on every bind.  Letting packets through unchecked
  *     when no daemon is attached is the rules' queue bypass, not ours.

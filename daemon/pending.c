@@ -158,17 +158,6 @@ static void unhold(struct server *s, struct nfqueue *q, struct pending *pf, bool
 	nfqueue_set_held(q, s->acct.pkts);
 }
 
-static void send_closed_rst(struct server *s, const struct nfqueue_packet *p,
-			    const struct pkt_view *v)
-{
-	int r = rawsock_answer_closed(s->rs, p->data, v, p->indev, p->skbinfo, s->mono);
-
-	if (r > 0)
-		s->cnt.c[SC_rst_sent]++;
-	else if (r < 0)
-		s->cnt.c[SC_rst_send_error]++;
-}
-
 /*
  * Resets both ends.  Aborting the service's socket (SOCK_DESTROY) makes the
  * kernel send the client an RST with the socket's own sequence numbers.
@@ -184,7 +173,7 @@ static void reset_both(struct server *s, int family, const uint8_t *local, uint1
 	int r = s->sk ? sockkill_destroy(s->sk, family, local, lport, remote, rport) : -ENOTSUP;
 
 	if (r < 0 && p)
-		send_closed_rst(s, p, v);
+		server_send_rst(s, p, v);
 }
 
 /*

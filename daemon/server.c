@@ -105,9 +105,7 @@ static const char *addr_str(const struct pkt_view *v, const uint8_t *addr, char 
 	return inet_ntop(v->family, addr, out, (socklen_t)len) ? out : "?";
 }
 
-/* Sends the RST a closed port would send for this segment (rst.h). */
-static void send_closed_rst(struct server *s, const struct nfqueue_packet *p,
-			    const struct pkt_view *v)
+void server_send_rst(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v)
 {
 	int r = rawsock_answer_closed(s->rs, p->data, v, p->indev, p->skbinfo, s->mono);
 
@@ -123,7 +121,7 @@ static void answer_closed(struct server *s, struct nfqueue *q, const struct nfqu
 {
 	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 	if (e->on_fail == ON_FAIL_RESET)
-		send_closed_rst(s, p, v);
+		server_send_rst(s, p, v);
 }
 
 static void refuse(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
@@ -256,7 +254,7 @@ static void answer_closed_port(struct server *s, struct nfqueue *q, const struct
 		(void)match_key(s, &s->conf->protect[0], v, p->data, &epoch);
 	s->cnt.c[SC_closed]++;
 	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-	send_closed_rst(s, p, v);
+	server_send_rst(s, p, v);
 }
 
 /* The integrity entry that covers the service's side (src, sport), or -1. */

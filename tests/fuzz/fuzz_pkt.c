@@ -1,5 +1,5 @@
 /*
- * fuzz_pkt - libFuzzer target: parse -> rewrite -> verify (STYLE rule 21).
+ * fuzz_pkt - libFuzzer target: parse -> rewrite -> verify.
  *
  * Whatever pkt_parse() accepts must be safe to hand to the rest of the
  * pipeline, so for every accepted input this target

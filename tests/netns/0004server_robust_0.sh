@@ -59,7 +59,7 @@ check "the daemon is still running" kill -0 "$KGW_PID"
 check "the flood's SYNs were refused and counted" [ "$(counter syn_refused)" -gt 100 ]
 
 # Again with a queue longer than the socket buffer holds: now the netlink
-# socket itself overflows (ENOBUFS), the trap FINDINGS.md describes.
+# socket itself overflows (ENOBUFS), after which a reader could wedge (nfq.c).
 kill "$KGW_PID"
 wait_for 5 sh -c "! kill -0 $KGW_PID"
 sed -i 's/maxlen = 256;/maxlen = 200000;/' "$TMP/knockgw.conf"

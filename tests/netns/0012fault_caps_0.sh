@@ -24,11 +24,7 @@ make_topology
 quiet_client_rsts
 start_sshd
 start_sshd2
-: >"$TMP/sink.bin"
-in_s python3 "$TOP/tests/netns/sink.py" 2200 "$TMP/sink.bin" 2>"$TMP/sink.err" &
-PIDS="$PIDS $!"
-wait_for 10 in_s sh -c "ss -ltn | grep -q ':2222 '"
-wait_for 10 in_s sh -c "ss -ltn | grep -q ':2200 '"
+start_sink 2200
 
 K=$(key_file k)
 cat >"$TMP/knockgw.conf" <<EOC

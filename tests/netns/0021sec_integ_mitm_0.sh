@@ -25,10 +25,7 @@
 make_topology
 quiet_client_rsts
 start_sshd
-: >"$TMP/sink.bin"
-in_s python3 "$TOP/tests/netns/sink.py" 2200 "$TMP/sink.bin" 2>"$TMP/sink.err" &
-PIDS="$PIDS $!"
-wait_for 10 in_s sh -c "ss -ltn | grep -q ':2200 '"
+start_sink 2200
 # TCP Fast Open for every listener, no cookie needed: a SYN's data goes
 # straight to the service once the SYN is accepted.
 in_s sysctl -qw net.ipv4.tcp_fastopen=0x602

@@ -21,10 +21,7 @@ U4=192.0.2.3
 U6=2001:db8::3
 in_c ip addr add $U4/24 dev vc
 in_c ip addr add $U6/64 dev vc nodad
-: >"$TMP/sink.bin"
-in_s python3 "$TOP/tests/netns/sink.py" 2200 "$TMP/sink.bin" 2>"$TMP/sink.err" &
-PIDS="$PIDS $!"
-wait_for 10 in_s sh -c "ss -ltn | grep -q ':2200 '"
+start_sink 2200
 
 K=$(key_file k)
 cat >"$TMP/knockgw.conf" <<EOC

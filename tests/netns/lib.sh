@@ -106,7 +106,8 @@ make_topology() {
 		ip -n "$ns" link set lo up
 	done
 	# veth would otherwise leave checksums unfinished (offload), and a
-	# deliberately bad checksum would be accepted: see FINDINGS.md.
+	# deliberately bad checksum would be accepted (with offload on, veth
+	# hands over packets whose checksum nobody checks).
 	in_c ethtool -K vc rx off tx off >/dev/null
 	in_s ethtool -K vs rx off tx off >/dev/null
 	in_c ip link set vc up
@@ -139,6 +140,15 @@ start_sshd() {
 	in_s /usr/sbin/sshd -D -e -f "$TMP/sshd_config" >"$TMP/sshd.log" 2>&1 &
 	PIDS="$PIDS $!"
 	wait_for 10 in_s sh -c "ss -ltn | grep -q ':22 '"
+}
+
+# start_sink [PORT]: sink.py on PORT (2200) in the server namespace; every
+# byte any connection delivers goes to $TMP/sink.bin.
+start_sink() {
+	: >"$TMP/sink.bin"
+	in_s python3 "$TOP/tests/netns/sink.py" "${1:-2200}" "$TMP/sink.bin" 2>"$TMP/sink.err" &
+	PIDS="$PIDS $!"
+	wait_for 10 in_s sh -c "ss -ltn | grep -q ':${1:-2200} '"
 }
 
 # start_sshd2: a second sshd, same config, on port 2222 (for knock-mode
