@@ -37,6 +37,13 @@ enum {
 	IPV6_ADDR_OFF = 8,
 	IPV6_ADDR_LEN = 16,
 	IPV6_EXTHDR_MIN = 2,		/* next header + length */
+	IPV6_RH_SEGLEFT_OFF = 3,	/* routing header: segments left */
+	V6OPT_PAD1 = 0,
+	V6OPT_PADN = 1,
+	V6OPT_HAO = 201,		/* home address option (RFC 6275) */
+	V6OPT_ACTION = 0xc0,		/* high bits: what to do with an unknown one */
+	V6OPT_PAD_MAX = 7,
+	V6OPT_DST_MAX = 8,		/* net.ipv6.max_dst_opts_number's default */
 	IPV6_MAX_EXTHDRS = 8,		/* more than any honest sender stacks */
 	IPV6_FRAG_LEN = 8,		/* RFC 8200 4.5 */
 	IPV6_FRAG_OFFMASK = 0xfff8,
@@ -234,6 +241,52 @@ static enum pkt_drop parse_ipv4(const uint8_t *buf, size_t caplen, struct pkt_vi
 }
 
 /*
+ * Would the kernel's destination-options handler refuse this header (p,
+ * len: the whole header)?  As Linux reads the options: Pad1 and PadN pad,
+ * at most 7 bytes in a row and PadN's bytes all zero; any other option is
+ * one the kernel does not know in a destination header (the home address
+ * option it knows is refused without an IPsec state), and its two high
+ * bits say skip (00) or discard (01, and 10/11 with an ICMPv6 Parameter
+ * Problem); more than 8 of them, or an option that runs past the header,
+ * is refused as well.
+ */
+static bool dstopts_refused(const uint8_t *p, size_t len)
+{
+	size_t off = IPV6_EXTHDR_MIN, padlen = 0, count = 0;
+
+	while (off < len) {
+		size_t optlen;
+
+		if (p[off] == V6OPT_PAD1) {
+			if (++padlen > V6OPT_PAD_MAX)
+				return true;
+			off++;
+			continue;
+		}
+		if (len - off < 2)
+			return true;
+		optlen = (size_t)p[off + 1] + 2;
+		if (optlen > len - off)
+			return true;
+		if (p[off] == V6OPT_PADN) {
+			padlen += optlen;
+			if (padlen > V6OPT_PAD_MAX)
+				return true;
+			for (size_t i = 2; i < optlen; i++)
+				if (p[off + i] != 0)
+					return true;
+		} else {
+			if (++count > V6OPT_DST_MAX || (p[off] & V6OPT_ACTION) != 0 ||
+			    p[off] == V6OPT_HAO)
+				return true;
+			padlen = 0;
+		}
+		off += optlen;
+	}
+	return false;
+}
+
+/*
  * RFC 8200 3 and 4.  Extension headers are walked with the same cursor up to
  * the TCP header.  A header that runs past the datagram is malformed
  * (PKT_BAD_EXTHDR); one inside the datagram but past the capture is merely
@@ -293,6 +346,15 @@ static enum pkt_drop parse_ipv6(const uint8_t *buf, size_t caplen, struct pkt_vi
 			return PKT_BAD_EXTHDR;
 		if (cap_end - off < len)
 			return PKT_TRUNCATED;
+
+		/*
+		 * The kernel handles these after the input hook: a routing
+		 * header with segments left sends the packet elsewhere or
+		 * answers it with an error, bad destination options discard it.
+		 */
+		if ((nh == NH_DSTOPTS && dstopts_refused(p, len)) ||
+		    (nh == NH_ROUTING && p[IPV6_RH_SEGLEFT_OFF] != 0))
+			v->v6_discarded = true;
 
 		/*
 		 * RFC 8200 4.5: a fragment header with offset 0 and M clear

@@ -67,6 +67,15 @@ struct pkt_view {
 	uint32_t tsval, tsecr;
 	uint8_t nsack;		/* SACK blocks present */
 	size_t sack_off;	/* offset of the first block (left edge) */
+
+	/*
+	 * IPv6: an extension header the kernel handles after the input hook
+	 * (destination options, a routing header) makes it discard the
+	 * packet, silently or with an ICMPv6 Parameter Problem, before TCP
+	 * sees it (as Linux's ip6_parse_tlv and ipv6_rthdr_rcv do, with the
+	 * default limit of 8 destination options).
+	 */
+	bool v6_discarded;
 };
 
 enum pkt_drop pkt_parse(const uint8_t *buf, size_t caplen, struct pkt_view *ret_view);

@@ -18,6 +18,11 @@
 #include "server.h"
 #include "verify.h"
 
+enum {
+	TCP_CSUM_OFF = 16,
+	CSUM_SPOIL = 0x55,	/* no one's-complement equivalent of the old sum */
+};
+
 static const char *const counter_names[SC_MAX] = {
 #define X(name, desc) #name,
 	SERVER_COUNTERS(X)
@@ -116,9 +121,32 @@ void server_send_rst(struct server *s, const struct nfqueue_packet *p, const str
 }
 
 /* What a closed port gives: the kernel's RST, or nothing (on_fail "drop"). */
+/*
+ * A closed port never answers what the kernel's IPv6 input discards after
+ * the input hook (pkt.h, v6_discarded): the kernel drops it, silently or
+ * with an ICMPv6 Parameter Problem.  So such a packet goes on to the
+ * kernel, which does exactly that, with its TCP checksum spoiled first:
+ * should the kernel take it after all, TCP drops it instead of answering,
+ * and a refused packet never reaches the service either way.
+ */
+static bool let_kernel_discard(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+			       const struct pkt_view *v)
+{
+	if (!v->v6_discarded || p->caplen != p->wirelen)
+		return false;
+	p->data[v->l4_off + TCP_CSUM_OFF] ^= CSUM_SPOIL;
+	p->data[v->l4_off + TCP_CSUM_OFF + 1] ^= CSUM_SPOIL;
+	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, p->data, p->caplen,
+			    kgw_mark_own(&s->conf->marks, p->mark));
+	s->cnt.c[SC_v6_discarded]++;
+	return true;
+}
+
 static void answer_closed(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
 			  const struct pkt_view *v, const struct conf_protect *e)
 {
+	if (e->on_fail == ON_FAIL_RESET && let_kernel_discard(s, q, p, v))
+		return;
 	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 	if (e->on_fail == ON_FAIL_RESET)
 		server_send_rst(s, p, v);
@@ -253,6 +281,8 @@ static void answer_closed_port(struct server *s, struct nfqueue *q, const struct
 	if ((v->flags & TCP_SYN) && s->conf->nprotect > 0)
 		(void)match_key(s, &s->conf->protect[0], v, p->data, &epoch);
 	s->cnt.c[SC_closed]++;
+	if (let_kernel_discard(s, q, p, v))
+		return;
 	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 	server_send_rst(s, p, v);
 }

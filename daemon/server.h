@@ -35,6 +35,7 @@
 	X(syn_refused, "SYNs without a valid knock")                                  \
 	X(stray, "segments with none of SYN, ACK, RST (FIN/NULL/Xmas scans)")         \
 	X(noconn, "segments of no connection conntrack knows, answered as closed")   \
+	X(v6_discarded, "refused IPv6 packets left to the kernel, which discards them") \
 	X(rst_sent, "closed-port RSTs sent")                                          \
 	X(rst_send_error, "closed-port RSTs that could not be sent")                 \
 	X(replay_refused, "valid knocks replayed from another source")               \

@@ -156,6 +156,7 @@ struct row {
 	uint16_t mss;
 	uint8_t ws;
 	uint8_t nsack;
+	bool discarded;			/* v6_discarded */
 };
 
 #define IPOPT(...)	.ipopt = (const uint8_t[]){ __VA_ARGS__ }, \
@@ -351,6 +352,32 @@ static const struct row rows[] = {
 	/* 102 */ { 4, .flags = TCP_ACK, OPTS(5, 10, SACKB(9), 5, 10, SACKB(1)),
 		    OK(V4, TH + 20, 0, 0), .nsack = 1 },
 	/* 103 */ { 6, OPTS(2, 5, 5, 0xb4, 0, O_TS, 1, 1, 1), OK(V6, TH + 20, 0, 0), .has = X_TS },
+	/*
+	 * 104-114: what the kernel's IPv6 input discards after the input hook
+	 * (destination options it refuses, a routing header with segments
+	 * left) is parsed as usual and flagged.
+	 */
+	/* 104 */ { 6, EXT(NH_DST, NH_TCP, 0, 0x1e, 2, 0, 0, 1, 0), OK(V6 + 8, TH, 0, 0) },
+	/* 105 */ { 6, EXT(NH_DST, NH_TCP, 0, 0x5e, 2, 0, 0, 1, 0), OK(V6 + 8, TH, 0, 0),
+		    .discarded = true },
+	/* 106 */ { 6, EXT(NH_DST, NH_TCP, 0, 0x9e, 2, 0, 0, 1, 0), OK(V6 + 8, TH, 0, 0),
+		    .discarded = true },
+	/* 107 */ { 6, EXT(NH_DST, NH_TCP, 0, 0xde, 2, 0, 0, 1, 0), OK(V6 + 8, TH, 0, 0),
+		    .discarded = true },
+	/* 108 */ { 6, EXT(NH_DST, NH_TCP, 0, 1, 4, 0, 0, 1, 0), OK(V6 + 8, TH, 0, 0),
+		    .discarded = true },			/* PadN with a non-zero byte */
+	/* 109 */ { 6, EXT(NH_DST, NH_TCP, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+		    OK(V6 + 16, TH, 0, 0), .discarded = true },	/* 14 Pad1: more than 7 in a row */
+	/* 110 */ { 6, EXT(NH_DST, NH_TCP, 0, 0x1e, 5, 0, 0, 0, 0), OK(V6 + 8, TH, 0, 0),
+		    .discarded = true },			/* an option past the header */
+	/* 111 */ { 6, EXT(NH_DST, NH_TCP, 0, 0xc9, 2, 0, 0, 1, 0), OK(V6 + 8, TH, 0, 0),
+		    .discarded = true },			/* a home address option */
+	/* 112 */ { 6, EXT(NH_DST, NH_TCP, 2, 0x1e, 0, 0x1e, 0, 0x1e, 0, 0x1e, 0, 0x1e, 0,
+			   0x1e, 0, 0x1e, 0, 0x1e, 0, 0x1e, 0, 1, 2, 0, 0), OK(V6 + 24, TH, 0, 0),
+		    .discarded = true },			/* nine options, one past the limit */
+	/* 113 */ { 6, EXT(NH_RT, NH_TCP, 0, 0, 1, 0, 0, 0, 0), OK(V6 + 8, TH, 0, 0),
+		    .discarded = true },			/* segments left */
+	/* 114 */ { 6, EXT(NH_RT, NH_TCP, 0, 4, 0, 0, 0, 0, 0), OK(V6 + 8, TH, 0, 0) },
 };
 
 static size_t build(const struct row *r, uint8_t *buf, size_t *ret_caplen)
@@ -396,6 +423,7 @@ static void check_view(size_t n, const struct row *r, const uint8_t *buf, size_t
 	CHECK(memcmp(pkt_dst(buf, v), v4 ? v4_dst : v6_dst, v->addr_len) == 0, "row %zu dst", n);
 	CHECK_EQ_U(v->l4_off, r->l4_off, "row %zu l4_off", n);
 	CHECK_EQ_U(v->tcp_hlen, r->hlen, "row %zu tcp_hlen", n);
+	CHECK_EQ_U(v->v6_discarded, r->discarded, "row %zu v6_discarded", n);
 	CHECK_EQ_U(v->payload_off, r->l4_off + r->hlen, "row %zu payload_off", n);
 	CHECK_EQ_U(v->payload_len, r->payload_len, "row %zu payload_len", n);
 	CHECK_EQ_U(v->payload_caplen, r->payload_caplen, "row %zu payload_caplen", n);
