@@ -602,6 +602,9 @@ static const char *needs_restart(const struct conf *a, const struct conf *b)
 		return "limits";
 	if (a->rules_manage != b->rules_manage)
 		return "rules.manage";
+	/* Flows in flight carry the old bits in their marks and conntrack entries. */
+	if (a->mark_mask != b->mark_mask || a->ct_mark_bit != b->ct_mark_bit)
+		return "rules.mark_mask/ct_mark_bit";
 	return NULL;
 }
 

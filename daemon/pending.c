@@ -573,3 +573,22 @@ void pending_expire(struct server *s, struct nfqueue *q, uint64_t now, enum serv
 
 	flow_gc(&s->pending, now, expire_one, &x);
 }
+
+void pending_reload(struct server *s, struct nfqueue *q)
+{
+	struct flow_entry *e;
+	size_t pos = 0;
+
+	/*
+	 * A flow still waiting for its bytes was knocked under the old
+	 * configuration, whose entry or key may be gone: it fails closed.  A
+	 * verified one needs nothing of the configuration any more (only the
+	 * bytes it keeps, and the mark bits, which a reload cannot change).
+	 */
+	while ((e = flow_next(&s->pending, &pos))) {
+		if (((struct pending *)e->value)->state != PF_WAIT)
+			continue;
+		s->cnt.c[SC_integ_reload]++;
+		end_flow(s, q, e, true, NULL, NULL);
+	}
+}

@@ -67,7 +67,10 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
 		   const struct pkt_view *v);
 
-/* Ends flows past their deadline (now = s->mono); reload: every one, as why. */
+/* Ends flows past their deadline (now = s->mono), counting them as why. */
 void pending_expire(struct server *s, struct nfqueue *q, uint64_t now, enum server_counter why);
+
+/* Before a reload: flows still waiting for their bytes fail closed (counted). */
+void pending_reload(struct server *s, struct nfqueue *q);
 
 #endif

@@ -369,7 +369,7 @@ void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, 
 	/* Everything pending ends now, through the one fail-closed path. */
 	struct guess_params gp;
 
-	pending_expire(s, q, UINT64_MAX, SC_integ_reload);
+	pending_reload(s, q);
 	s->conf = c;
 	guess_params_of(c, &gp);
 	guess_set_params(&s->guess, &gp);

@@ -421,7 +421,7 @@ static uint8_t stream(uint32_t off)
 /* ------------------------------------------------------------------ */
 /* Scenarios */
 
-enum kind { K_END, K_SYN, K_DATA, K_RUN, K_BARE, K_STRAY, K_BAD, K_TICK, K_REPLY };
+enum kind { K_END, K_SYN, K_DATA, K_RUN, K_BARE, K_STRAY, K_BAD, K_TICK, K_REPLY, K_RELOAD };
 enum isn_kind { ISN_GOOD, ISN_BAD, ISN_PREV, ISN_NEXT, ISN_FAR, ISN_OTHER_TSVAL };
 enum bad_kind { BAD_SHORT = 1, BAD_DOFF, BAD_UDP, BAD_FRAG };
 enum who {
@@ -485,6 +485,7 @@ struct scenario {
 #define TICK(sec, w, ...) { .k = K_TICK, .off = sec, .want = w, __VA_ARGS__ }
 #define REPLY(a, l, w, ...) { .k = K_REPLY, .off = a, .len = l, .want = w, __VA_ARGS__ }
 #define VICTIM(who) .victim = (who) + 1
+#define RELOAD(w, ...) { .k = K_RELOAD, .want = w, __VA_ARGS__ }
 #define C(name, v) { SC_##name, v }
 #define CAP(n) .cap = (n) + 1
 #define V4 AF_INET
@@ -745,6 +746,13 @@ static const struct scenario scenarios[] = {
 	{ "integrity: verified but never acknowledged: reset at the timeout", E_INTEG_N, V6, false,
 	  .s = { SYN("1I"), DATA(0, 64, "2A"), TICK(10, "", .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_unacked, 1) } },
+	/* A reload fails the flows still waiting; verified ones go on being checked */
+	{ "integrity: a reload resets waiting flows, not verified ones", E_INTEG, V4, true,
+	  .s = { SYN("1I"), SYN("2I", .who = OTHER_SPORT), DATA(0, 16, "3A", .who = OTHER_SPORT),
+		 DATA(0, 8, ""), RELOAD("4D", .kills = 1),
+		 DATA(0, 16, "5D", .who = OTHER_SPORT, .flip = 2, .kills = 1) },
+	  .cnt = { C(syn_accepted, 2), C(integ_ok, 1), C(integ_reload, 1),
+		   C(integ_conflict, 1) } },
 	/* The service's first bytes wait for the client's */
 	{ "integrity: the banner is held until the bytes verify", E_INTEG, V4, true,
 	  .s = { SYN("1I"), REPLY(0, 20, ""), DATA(0, 16, "3A 2R") },
@@ -1192,6 +1200,11 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 
 		step = (unsigned)i + 1;
 		switch (st->k) {
+		case K_RELOAD:
+			/* The same configuration again, as a SIGHUP would publish it. */
+			server_set_conf(&r.s, FAKE_Q, &conf, 1);
+			have_pkt = false;
+			break;
 		case K_TICK:
 			r.s.mono += st->off;
 			r.s.wall += st->off;
