@@ -38,17 +38,25 @@ MITM="python3 $TOP/tests/netns/mitm.py"
 printf 'GOOD-BYTES-00016' >"$TMP/good"
 printf 'EVILDATA-0000016' >"$TMP/evil"
 
+# flushed_midway OUT MITM-ARGS...: mitm.py send in the background, conntrack
+# flushed in the server namespace while it waits (--wait 1.5) between the
+# handshake and its data; its JSON in $TMP/OUT.json.
+flushed_midway() {
+	f_out=$1
+	shift
+	in_c $MITM send --iface vc --wait 1.5 --timeout 4 "$@" >"$TMP/$f_out.json" &
+	f_pid=$!
+	sleep 0.7
+	in_s conntrack -F >/dev/null 2>&1
+	wait $f_pid
+}
+
 for fam in 4 6; do
 	if [ $fam = 4 ]; then src=$C4 dst=$S4; else src=$C6 dst=$S6; fi
 
 	isn=$("$KC" isn --mode native --key-file "$K" --dst $dst --port 22 --tsval 900$fam)
-	in_c $MITM send --iface vc --src $src --dst $dst --sport 4510$fam --dport 22 \
-		--isn "0x$isn" --tsval 900$fam --late-ack --wait 1.5 --timeout 4 \
-		--step "ok:$TMP/empty" >"$TMP/cookie$fam.json" &
-	mpid=$!
-	sleep 0.7
-	in_s conntrack -F >/dev/null 2>&1
-	wait $mpid
+	flushed_midway cookie$fam --src $src --dst $dst --sport 4510$fam --dport 22 \
+		--isn "0x$isn" --tsval 900$fam --late-ack --step "ok:$TMP/empty"
 	check "IPv$fam: the knocked SYN got its cookie SYN-ACK" \
 		[ "$(json "$TMP/cookie$fam.json" "j['synack']")" = SA ]
 	check "IPv$fam: its ACK, with conntrack's entry gone, gets the closed-port RST" \
@@ -58,13 +66,8 @@ for fam in 4 6; do
 
 	isn=$("$KC" isn --mode native --key-file "$K" --dst $dst --port 2200 --tsval 910$fam \
 		--integrity-len 16 --payload-file "$TMP/good")
-	in_c $MITM send --iface vc --src $src --dst $dst --sport 4520$fam --dport 2200 \
-		--isn "0x$isn" --tsval 910$fam --wait 1.5 --timeout 4 \
-		--step "ok:$TMP/evil" >"$TMP/lost$fam.json" &
-	mpid=$!
-	sleep 0.7
-	in_s conntrack -F >/dev/null 2>&1
-	wait $mpid
+	flushed_midway lost$fam --src $src --dst $dst --sport 4520$fam --dport 2200 \
+		--isn "0x$isn" --tsval 910$fam --step "ok:$TMP/evil"
 	check "IPv$fam: an integrity flow conntrack lost is reset" \
 		[ "$(json "$TMP/lost$fam.json" "j['rst']")" = True ]
 	sleep 0.3
