@@ -69,7 +69,7 @@ for c in "192.18.42.42 0 edea1325" "192.18.42.42 28 2153ff96" \
 	[ "$got" = "$3" ] || { echo "isn $1 $2: $got (want $3)"; rc=1; }
 done
 rm -f /tmp/kgw-vg-$$.payload
-row "knock-connect isn: the four SPEC answers under memcheck" $rc
+row "knock-connect isn: the four known answers under memcheck" $rc
 
 echo "valgrind: $passed passed, $failed failed"
 [ "$failed" = 0 ]

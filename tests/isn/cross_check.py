@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""knock-connect isn against SPEC's known answers and against model.py.
+"""knock-connect isn against the known answers of docs/DESIGN.md and against model.py.
 
 Usage: cross_check.py BUILD_DIR [CASES]
 Prints one line per failure, then "N passed, N failed"; exits 1 on failure.
@@ -35,7 +35,7 @@ def check(cond, what):
 
 tmp = tempfile.mkdtemp(prefix="kgw-isn-")
 try:
-    # 1. SPEC section 2's four known answers, exactly as SPEC section 3 words the call.
+    # 1. The four known answers of docs/DESIGN.md section 2, called as knock-connect(1) documents.
     payload = os.path.join(tmp, "payload")
     with open(payload, "wb") as f:
         f.write(b"Protected payload goes here.")
@@ -46,7 +46,7 @@ try:
         if ilen:
             args += ["--integrity-len", str(ilen), "--payload-file", payload]
         rc, out, err = run(args)
-        check(rc == 0 and out == want, f"SPEC {dst} ilen={ilen}: rc={rc} out={out!r} err={err!r}")
+        check(rc == 0 and out == want, f"known answer {dst} ilen={ilen}: rc={rc} out={out!r} err={err!r}")
 
     # 2. Random inputs against the independent model.
     rng = random.Random(20261203)

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""An independent model of SPEC section 2, for cross-checking knock-connect.
+"""An independent model of the ISN formats (docs/DESIGN.md section 2), for cross-checking knock-connect.
 
 Mode "knock": the MD5 compression step is written here from RFC 1321 (the
 round functions and the sine table are computed, not copied), and checked
 against hashlib on a padded block before use.  Mode "native": composed from
-libsodium's primitives through ctypes, so only the SPEC's composition (the
+libsodium's primitives through ctypes, so only the formats' composition (the
 layout of M, the byte orders, the truncations) is modelled, independently of
 the C code.
 """
@@ -108,7 +108,7 @@ def native_av(key, dst, port, tsval, epoch, ih):
 
 
 def isn(mode, key, dst, port, tsval=0, payload=b"", now=0, window=30):
-    """The ISN of SPEC section 2; payload non-empty means integrity mode."""
+    """The ISN of docs/DESIGN.md section 2; payload non-empty means integrity mode."""
     if mode == "knock":
         ih = knock_ih(key, payload) if payload else 0
         av = knock_av(key, dst, port, tsval, ih)
