@@ -75,6 +75,7 @@ int ctlclient_open(struct ctlclient *cc, const char *path, int timeout_ms)
 	size_t len = strlen(path);
 	int s, r = 0;
 
+	*cc = (struct ctlclient){ .fd = -1, .deadline_ms = mono_ms() + (uint64_t)timeout_ms };
 	if (len == 0 || len >= sizeof(sun.sun_path) || timeout_ms < 0)
 		return -EINVAL;
 	memcpy(sun.sun_path, path, len + 1);
@@ -82,7 +83,6 @@ int ctlclient_open(struct ctlclient *cc, const char *path, int timeout_ms)
 	if (s < 0)
 		return -errno;
 	cc->fd = s;
-	cc->deadline_ms = mono_ms() + (uint64_t)timeout_ms;
 	for (;;) {
 		int ms = left_ms(cc);
 		struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
@@ -209,7 +209,7 @@ void ctlclient_close(struct ctlclient *cc)
 int ctlclient_ask(const char *path, int timeout_ms, const struct ctl_request *req, int pass_fd,
 		  struct ctlclient_answer *ret)
 {
-	static char line[CTL_LINE_MAX + 1];	/* static: 4 KiB off the stack */
+	char line[CTL_LINE_MAX + 1];
 	char reply[CTL_REPLY_MAX];
 	struct ctlclient cc;
 	size_t got = 0;
@@ -317,7 +317,7 @@ int ctlclient_status_feed(struct ctlclient_status_reader *r, const char *data, s
 int ctlclient_status(const char *path, int timeout_ms, ctlclient_line_fn *fn, void *arg,
 		     enum ctl_status *ret_status)
 {
-	static struct ctlclient_status_reader rd;	/* static: 4 KiB off the stack */
+	struct ctlclient_status_reader rd;
 	struct ctlclient cc;
 	char buf[CTLCLIENT_LINE_MAX];
 	int r;
