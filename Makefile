@@ -69,7 +69,10 @@ $(BUILD)/knockgw: $(BUILD)/obj/daemon/knockgw.o $(BUILD)/libknockgw.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/knock-connect: $(BUILD)/obj/client/knock-connect.o $(BUILD)/libknockgw.a
+# knock-connect: every client/*.c; the daemon's modules it uses come from the library.
+KC_SRCS := $(wildcard client/*.c)
+KC_OBJS := $(KC_SRCS:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/knock-connect: $(KC_OBJS) $(BUILD)/libknockgw.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
@@ -195,8 +198,12 @@ FUZZ_TIME ?= 600
 FUZZ_JOBS ?= 2
 FUZZ_MERGE ?= 0
 FUZZ_RUNS ?= 0
-# fuzz_kc compiles client/knock-connect.c in (its parsers are static).
-$(BUILD)/fuzz/fuzz_kc: client/knock-connect.c
+# fuzz_kc: knock-connect's parts without its main(), through their headers.
+KC_PART_SRCS := $(filter-out client/knock-connect.c,$(KC_SRCS))
+$(BUILD)/fuzz/fuzz_kc: tests/fuzz/fuzz_kc.c $(LIB_SRCS) $(KC_PART_SRCS) $(wildcard daemon/*.h client/*.h tests/fuzz/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Iclient -o $@ $< $(LIB_SRCS) $(KC_PART_SRCS) $(PKG_LIBS)
 
 FUZZ_LOG ?=
 FUZZ_TARGETS ?= $(patsubst $(BUILD)/fuzz/fuzz_%,%,$(FUZZ_BINS))

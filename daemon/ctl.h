@@ -9,16 +9,21 @@
  * STATUS is for root only.
  *
  * Never blocks: the listening socket and every open connection sit in one
- * epoll set, whose descriptor ctl_fd() returns for the owner's poll().
- * ctl_handle() does whatever is ready without waiting, and drops clients
- * that have not sent their line within CTL_TIMEOUT_MS (or not taken their
- * reply within as long again).  At most CTL_MAX_CONN connections are open,
+ * epoll set, whose descriptor ctl_fd() returns for the owner's poll() or
+ * epoll.  ctl_handle() does whatever is ready without waiting, and drops
+ * clients that have not sent their line within CTL_TIMEOUT_MS (or not taken
+ * their reply within as long again); ctl_next_deadline_ms() says when it
+ * must run next for that.  At most CTL_MAX_CONN connections are open,
  * CTL_CONN_PER_UID of them for one non-root uid, so a local user who opens
  * connections and sends nothing slows nobody else down.  Whatever a peer
  * can trigger is counted and logged through log_peer().  Main thread only,
- * except for one closer thread of its own (started at the first passed
- * descriptor that is not a socket): closing a file may wait for whoever
- * serves it (FUSE, NFS), and the main thread must never wait on a peer.
+ * except for one closer thread of its own (ctlcloser.h, started at the
+ * first passed descriptor that is not a socket): closing a file may wait
+ * for whoever serves it (FUSE, NFS), and the main thread must never wait
+ * on a peer.
+ *
+ * The transport is ctl.c, what a request means is ctlserve.c, the line
+ * protocol ctlproto.c, and the client side ctlclient.c.
  */
 #ifndef KNOCKGW_CTL_H
 #define KNOCKGW_CTL_H
@@ -98,14 +103,29 @@ int ctl_fd(const struct ctl *c);
 
 /*
  * Serves what is ready, without blocking, and drops clients past their
- * deadline.  Call it when ctl_fd() is readable; calling it also every 100 ms
- * or so (it is cheap) releases a silent client's slot and descriptor on
- * time rather than at the next connection.  now is
- * the monotonic clock in seconds, the one intent_take() is given; conf is
- * the live configuration.  status may be NULL (STATUS then prints only END).
+ * deadline.  Call it when ctl_fd() is readable and when the time
+ * ctl_next_deadline_ms() gave has come (calling it more often is harmless
+ * and cheap).  now is the monotonic clock in seconds, the one
+ * intent_take() is given; conf is the live configuration.  status may be
+ * NULL (STATUS then prints only END).
  */
 void ctl_handle(struct ctl *c, const struct conf *conf, struct intent_table *intents,
 		uint64_t now, ctl_status_fn *status, void *arg);
+
+/*
+ * When ctl_handle() must run next even if ctl_fd() stays quiet: the
+ * earliest deadline of a connection (or of a pause in accepting after
+ * accept() ran out of resources), in CLOCK_MONOTONIC milliseconds, the
+ * clock ctl keeps its deadlines in.  UINT64_MAX when there is none.  It
+ * changes only inside ctl_open() and ctl_handle(): ask again after each.
+ */
+uint64_t ctl_next_deadline_ms(const struct ctl *c);
+
+/*
+ * The same as a poll()/epoll_wait() timeout from now_ms (CLOCK_MONOTONIC
+ * milliseconds): -1 when there is no deadline, 0 when one has passed.
+ */
+int ctl_timeout_ms(const struct ctl *c, uint64_t now_ms);
 
 /*
  * Closes every connection and the socket, and removes the socket file if it

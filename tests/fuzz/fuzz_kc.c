@@ -1,33 +1,31 @@
 /*
  * fuzz_kc - libFuzzer target: what knock-connect reads from its user
- * (client/knock-connect.c).
+ * (client/kcargs.c, kcisn.c, kcconf.c; built with the client sources but
+ * the one holding main()).  The first input byte picks the part:
  *
- * knock-connect's parsers are static functions of the file that holds its
- * main(), so the file is compiled in here with main renamed; nothing in
- * client/ changes.  The first input byte picks the part:
- *
- *   0  parse_number(): the rest is 8 bytes of maximum, then the text.
+ *   0  kc_parse_number(): the rest is 8 bytes of maximum, then the text.
  *      Held against a model of its contract "decimal or 0x-hex, the whole
  *      string, within [0, max]": accepted exactly when the text is all
  *      digits (after an optional 0x) and the value fits.
  *   1  `knock-connect isn ARGS...`: NUL-separated arguments, run through
- *      cmd_isn() (getopt_long, the checks, the key and payload files, the
+ *      kc_cmd_isn() (getopt_long, the checks, the key and payload files, the
  *      ISN) in an empty directory holding a key file, a short one, a
  *      payload and a file others may read; arguments that name another
- *      directory (a '/') or ask for --help (which exits) are skipped.  The
- *      exit code must be 0, 1 or 2, and an ISN is printed only with 0.
- *   2  socket_from_conf(): the rest (after one flag byte: -c given or not)
+ *      directory (a '/') or ask for --help (usage on stdout) are skipped.
+ *      The exit code must be KC_OK, KC_ERROR or KC_USAGE, and an ISN is
+ *      printed only with KC_OK.
+ *   2  kc_socket_from_conf(): the rest (after one flag byte: -c given or not)
  *      as a knockgw.conf in a memfd.  Accepted means a control_socket that
  *      is absolute and fits sun_path, or the default left alone; -c absent
  *      never fails.
  *   3  key_decode_base64() (daemon/keys.c, which --key-file and the daemon
  *      both use): accepted text is exactly one standard base64 encoding of
  *      1..KG_KEY_MAX bytes, with surrounding white space only.
- *   4  connect_parse_args(): `knock-connect ARGS...` as NUL-separated
- *      arguments (cmd_connect()'s command line; the address lookup and the
+ *   4  kc_parse_connect_args(): `knock-connect ARGS...` as NUL-separated
+ *      arguments (the relay's command line; the address lookup and the
  *      connection that follow are the namespace tests' job).  The result is
  *      run, help or usage; run means exactly two operands, a wait in
- *      1..MAX_WAIT, and a -s path that is absolute and fits sun_path.
+ *      1..KC_MAX_WAIT, and a -s path that is absolute and fits sun_path.
  *
  * Parts 0-3 are chosen by the first byte modulo 4, as before part 4 was
  * added (the corpus and regress inputs keep their meaning); a first byte
@@ -38,6 +36,11 @@
 #endif
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,12 +50,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "harness.h"	/* has_include(); REQUIRE is this file's own */
 #undef REQUIRE
 
-#define main knock_connect_main
-#include "../../client/knock-connect.c"
-#undef main
+#include "kc.h"
+#include "kcargs.h"
+#include "kcconf.h"
+#include "kcisn.h"
+#include "keys.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -157,9 +164,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	REQUIRE(dup2(devnull, STDOUT_FILENO) == STDOUT_FILENO);
 
 	/*
-	 * The only directory cmd_isn() can name files in.  The fuzzer's own
+	 * The only directory kc_cmd_isn() can name files in.  The fuzzer's own
 	 * paths may be relative: the sandbox is the working directory only
-	 * while cmd_isn() runs.
+	 * while kc_cmd_isn() runs.
 	 */
 	remove_stale_sandboxes();
 	snprintf(sandbox, sizeof(sandbox), "/tmp/" SANDBOX_NAME "%d", (int)getpid());
@@ -224,7 +231,7 @@ static void fuzz_number(const uint8_t *data, size_t size)
 	if (ok && want > max)
 		ok = false;
 
-	r = parse_number(text, max, &v);
+	r = kc_parse_number(text, max, &v);
 	REQUIRE((r == 0) == ok);
 	if (ok)
 		REQUIRE(v == want);
@@ -262,7 +269,7 @@ static void fuzz_isn(const uint8_t *data, size_t size)
 		getopt_long(1, none, "", NULL, NULL);
 	}
 	REQUIRE(fchdir(sandbox_fd) == 0);
-	ret = cmd_isn(argc, argv);
+	ret = kc_cmd_isn(argc, argv);
 	REQUIRE(fchdir(cwd_fd) == 0);
 	fflush(stdout);
 	n = read(out[0], line, sizeof(line) - 1);
@@ -270,8 +277,8 @@ static void fuzz_isn(const uint8_t *data, size_t size)
 	close(out[0]);
 	close(out[1]);
 
-	REQUIRE(ret == 0 || ret == 1 || ret == 2);
-	if (ret == 0) {
+	REQUIRE(ret == KC_OK || ret == KC_ERROR || ret == KC_USAGE);
+	if (ret == KC_OK) {
 		REQUIRE(n == 9 && line[8] == '\n');
 		for (int i = 0; i < 8; i++)
 			REQUIRE(isxdigit((unsigned char)line[i]) && !isupper((unsigned char)line[i]));
@@ -286,7 +293,7 @@ out:
 
 static void fuzz_conf_socket(const uint8_t *data, size_t size)
 {
-	static const char dflt[] = "/run/knockgw/control.sock";
+	static const char dflt[] = KC_DEFAULT_SOCKET;
 	char out[SUN_PATH_LEN], path[64];
 	bool explicit;
 	int fd, r;
@@ -300,7 +307,7 @@ static void fuzz_conf_socket(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	memcpy(out, dflt, sizeof(dflt));
 
-	r = socket_from_conf(path, explicit, out, sizeof(out));
+	r = kc_socket_from_conf(path, explicit, out, sizeof(out));
 	REQUIRE(r == 0 || (explicit && r < 0));
 	REQUIRE(memchr(out, '\0', sizeof(out)) != NULL);
 	REQUIRE(out[0] == '/');
@@ -344,7 +351,7 @@ static void fuzz_key_text(const uint8_t *data, size_t size)
 static void fuzz_connect_args(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size + 1), *argv[MAX_ARGS + 2];
-	struct connect_args a;
+	struct kc_connect_args a;
 	int argc = 0, r, operands = 0;
 
 	REQUIRE(buf != NULL);
@@ -361,13 +368,13 @@ static void fuzz_connect_args(const uint8_t *data, size_t size)
 
 		getopt(1, none, "");
 	}
-	r = connect_parse_args(argc, argv, &a);
-	REQUIRE(r == PARSE_RUN || r == PARSE_HELP || r == KC_USAGE);
-	if (r == PARSE_RUN) {
+	r = kc_parse_connect_args(argc, argv, &a);
+	REQUIRE(r == KC_PARSE_RUN || r == KC_PARSE_HELP || r == KC_USAGE);
+	if (r == KC_PARSE_RUN) {
 		operands = argc - optind;
 		REQUIRE(operands == 2);
 		REQUIRE(a.host == argv[optind] && a.port == argv[optind + 1]);
-		REQUIRE(a.wait >= 1 && a.wait <= MAX_WAIT);
+		REQUIRE(a.wait >= 1 && a.wait <= KC_MAX_WAIT);
 		if (a.sock_path)
 			REQUIRE(a.sock_path[0] == '/' && strlen(a.sock_path) < SUN_PATH_LEN);
 	}

@@ -11,8 +11,9 @@
 #   | knock-connect, ctlreq          |       |                                 |
 #   +--------------------------------+       +---------------------------------+
 #
-# Exit codes: 2 usage, 3 no daemon, 4 no knock for the destination, 5 refused,
-# 6 timed out, 1 when stdin ends before the integrity bytes.  The control
+# Exit codes (client/kc.h): 2 usage, 3 no daemon, 4 no knock for the
+# destination, 5 refused, 6 timed out, 1 when stdin ends before the
+# integrity bytes; isn's limit on --integrity-len is the daemon's.  The control
 # socket answers INTENT with a socket root made, sent by uid nobody, with
 # "ERR not-your-socket", and accepts nobody's own socket.
 . "$(dirname "$0")/lib.sh"
@@ -67,6 +68,18 @@ knock = (
 	{ dst = "$S4"; port = 25; mode = "native"; key = "k"; }
 );
 EOC
+
+# --- The integrity limit is the daemon's (INTEG_MAX_LEN, 2048): isn computes
+# a knock over 2048 bytes and refuses 2049 as a usage error.
+head -c 2049 /dev/zero >"$TMP/payload2049"
+kc isn_max "$KC" isn --mode native --key-file "$K" --dst $S4 --port 24 \
+	--integrity-len 2048 --payload-file "$TMP/payload2049"
+check "isn --integrity-len 2048, the daemon's limit: exit 0" rc_is isn_max 0
+check "isn --integrity-len 2048: prints an ISN" grep -Eqx '[0-9a-f]{8}' "$TMP/isn_max.out"
+kc isn_over "$KC" isn --mode native --key-file "$K" --dst $S4 --port 24 \
+	--integrity-len 2049 --payload-file "$TMP/payload2049"
+check "isn --integrity-len 2049, over the limit: exit 2" rc_is isn_over 2
+check "isn over the limit: says so" says isn_over "--integrity-len is at most 2048"
 
 # --- Before the daemon runs.
 kc usage "$KC"
@@ -131,6 +144,9 @@ in_c "$CTLREQ" -t 4 "$SOCK" "INTENT $S4 24 5353482d322e302d" >"$TMP/root.out" 2>
 check "root passing its own socket: OK" [ "$(cat "$TMP/root.out")" = OK ]
 in_c "$CTLREQ" -t 4 "$SOCK" "INTENT $S4 24 5353" >"$TMP/len.out" 2>/dev/null || true
 check "payload not integrity_len bytes: ERR bad-length" [ "$(cat "$TMP/len.out")" = "ERR bad-length" ]
+in_c "$CTLREQ" -t 4 "$SOCK" "INTENT $S4 24 $(printf '%04098d' 0)" >"$TMP/over.out" 2>/dev/null || true
+check "a 2049-byte payload, over INTEG_MAX_LEN: ERR bad-request" \
+	[ "$(cat "$TMP/over.out")" = "ERR bad-request" ]
 in_c "$CTLREQ" -u $NOBODY "$SOCK" "STATUS" >"$TMP/status.out" 2>/dev/null || true
 check "STATUS as nobody: ERR not-root" [ "$(cat "$TMP/status.out")" = "ERR not-root" ]
 in_c "$CTLREQ" "$SOCK" "HELLO" >"$TMP/junk.out" 2>/dev/null || true
@@ -141,6 +157,7 @@ check "the client role took the two intents knock-connect made" \
 in_c "$CTLREQ" "$SOCK" STATUS >"$TMP/status_root.out" 2>/dev/null || true
 check "STATUS as root ends with END" [ "$(tail -n 1 "$TMP/status_root.out")" = END ]
 check "STATUS counts the refused socket" grep -Eq 'ctl_err_not_your_socket[ =]1$' "$TMP/status_root.out"
+check "STATUS counts the over-long payload" grep -Eq 'ctl_bad_payload_too_long[ =]1$' "$TMP/status_root.out"
 
 # --- A clean stop removes the socket; then it is "not running" again.
 kill "$KGW_PID"

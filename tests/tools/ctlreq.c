@@ -14,7 +14,9 @@
  *   -d MS    wait MS milliseconds after connecting before sending
  *
  * The request gets its LF appended.  Exit 0 once a reply (possibly empty,
- * when the daemon closed without one) has been printed; 1 on local errors.
+ * when the daemon closed without one) has been printed; 1 on local errors,
+ * and when the daemon neither answered nor closed within the deadline
+ * (ctlclient.h).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,7 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { MAX_COPIES = 8 };
+#include "ctlclient.h"
+
+enum { MAX_COPIES = CTLCLIENT_FDS_MAX };
 
 static void usage(void)
 {
@@ -81,10 +85,12 @@ int main(int argc, char **argv)
 {
 	const char *user = NULL;
 	bool late = false;
-	int family = 0, copies = 1, delay_ms = 0, tcp = -1, s, ch;
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	char line[8192], reply[65536];
+	int family = 0, copies = 1, delay_ms = 0, tcp = -1, ch;
+	struct ctlclient cc;
+	static char line[8192], reply[65536];
+	int fds[MAX_COPIES];
 	size_t got = 0;
+	int r;
 
 	while ((ch = getopt(argc, argv, "u:lt:n:d:")) != -1) {
 		switch (ch) {
@@ -109,12 +115,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2 || copies < 1 || copies > MAX_COPIES ||
-	    strlen(argv[optind]) >= sizeof(sun.sun_path) ||
+	    strlen(argv[optind]) >= sizeof(((struct sockaddr_un *)0)->sun_path) ||
 	    strlen(argv[optind + 1]) + 2 > sizeof(line)) {
 		usage();
 		return 1;
 	}
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", argv[optind]);
 	snprintf(line, sizeof(line), "%s\n", argv[optind + 1]);
 
 	if (family && !late && (tcp = tcp_socket(family)) < 0) {
@@ -130,9 +135,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0 || connect(s, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		perror("ctlreq: connect");
+	/* The deadline covers the delay asked for, and as long again as a client would wait. */
+	r = ctlclient_open(&cc, argv[optind], delay_ms + CTLCLIENT_WAIT_MS);
+	if (r < 0) {
+		fprintf(stderr, "ctlreq: connect: %s\n", strerror(-r));
 		return 1;
 	}
 	if (delay_ms > 0) {
@@ -140,42 +146,20 @@ int main(int argc, char **argv)
 
 		nanosleep(&ts, NULL);
 	}
-
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * MAX_COPIES)];
-	} cbuf;
-	struct iovec iov = { line, strlen(line) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	memset(&cbuf, 0, sizeof(cbuf));
-	if (tcp >= 0) {
-		struct cmsghdr *cm;
-
-		msg.msg_control = cbuf.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)copies);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)copies);
-		for (int i = 0; i < copies; i++)
-			memcpy(CMSG_DATA(cm) + (size_t)i * sizeof(int), &tcp, sizeof(int));
+	for (int i = 0; i < copies; i++)
+		fds[i] = tcp;
+	r = ctlclient_send(&cc, line, strlen(line), fds, tcp >= 0 ? (size_t)copies : 0);
+	/* A daemon that already dropped us: print the (empty) reply all the same. */
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET) {
+		fprintf(stderr, "ctlreq: send: %s\n", strerror(-r));
+		return 1;
 	}
-	if (sendmsg(s, &msg, MSG_NOSIGNAL) < 0) {
-		/* A daemon that already dropped us: print the (empty) reply all the same. */
-		if (errno != EPIPE && errno != ECONNRESET) {
-			perror("ctlreq: sendmsg");
-			return 1;
-		}
+	r = ctlclient_read(&cc, reply, sizeof(reply), &got);
+	if (r < 0 && r != -EMSGSIZE && r != -ECONNRESET) {
+		fprintf(stderr, "ctlreq: receive: %s\n", strerror(-r));
+		return 1;
 	}
-	for (;;) {
-		ssize_t r = read(s, reply + got, sizeof(reply) - 1 - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0 || (got += (size_t)r) == sizeof(reply) - 1)
-			break;
-	}
+	ctlclient_close(&cc);
 	fwrite(reply, 1, got, stdout);
 	return 0;
 }
