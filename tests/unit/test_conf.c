@@ -1,10 +1,13 @@
 /*
- * test_conf.c - conf_validate() on structs built here, prefix_parse() and
- * prefix_contains(), and the base64 key decoder.
+ * test_conf.c - the schema loader on text (conf_load_text()), conf_validate()
+ * on structs built here, the match module (prefixes and per-packet lookups),
+ * and the base64 key decoder.
  *
- * conf_validate() is pure, so every row starts from one valid struct, changes
- * one thing and states how many errors it must produce and what the first one
- * says.  No files, no keyring: the validator only looks at key lengths.  The
+ * Load rows are whole small configs in memory with the exact first message
+ * they must produce.  conf_validate() is pure, so every validate row starts
+ * from one valid struct, changes one thing and states how many errors it
+ * must produce and what the first one says; the validator only looks at key
+ * lengths, so it needs no keyring.  The
  * ownership and mode rule of key and configuration files is pure as well
  * (file_rule_check() on a struct stat), so other owners need no chown here.
  */
