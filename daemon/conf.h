@@ -1,12 +1,17 @@
 /*
  * conf.h - knockgw.conf: load with libconfig, then validate.
  *
- * conf_load() reads the file into a plain struct conf (syntax, types, unknown
- * settings, key files) and conf_validate() then checks the struct alone (ranges,
- * duplicates, references, key lengths per mode); it is pure.  Every problem is
- * recorded as one line "FILE:LINE: message" quoting the bad value; any error
- * rejects the whole file.  A struct conf owns its keyring (locked memory);
- * conf_free() wipes it.  Settings and their meaning: conf/knockgw.conf.
+ * conf_load() reads the text (conf_text.c: files, @include, checks libconfig
+ * would get wrong), parses it with libconfig and loads it through one schema
+ * table (conf_schema.c: names, types, ranges, words, where each value goes),
+ * so that every single setting is checked once, at its own line.  Then
+ * conf_validate() (conf_validate.c) checks what involves more than one
+ * setting - duplicates, references, key lengths per mode, limits against
+ * each other - on the struct alone; it is pure.  Every problem is recorded
+ * as one line "FILE:LINE: message" quoting the bad value; any error rejects
+ * the whole file.  A struct conf owns its keyring (locked memory);
+ * conf_free() wipes it.  Settings and their meaning: conf/knockgw.conf and
+ * knockgw.conf(5); the per-packet lookups over a loaded struct: match.h.
  *
  * Files: conf_load() itself follows "@include "FILE"" lines (alone on their
  * line; FILE relative to the including file's directory), at most
@@ -17,7 +22,7 @@
  * text secret must also pass the key file rule (no group or other access).
  * The struct's line numbers are lines of the file each setting was in.
  *
- * Schema (names fixed by SPEC section 3; defaults in brackets):
+ * Schema (defaults in brackets; the table itself is in conf_schema.c):
  *   queue   = { num [0] 0..65535; count [1] 1..16; fail_open [false];
  *               maxlen [4096] 16..1048576; };
  *   rules   = { manage [true]; table ["knockgw"] [A-Za-z0-9_]{1,32};
@@ -53,6 +58,7 @@
 
 #include "keys.h"
 #include "marks.h"
+#include "match.h"
 #include "verify.h"
 
 enum {
@@ -77,12 +83,14 @@ enum translate { TRANSLATE_KERNEL, TRANSLATE_USER };
  */
 enum closed_ports { CLOSED_KERNEL, CLOSED_DAEMON };
 
-/* An address or CIDR prefix; addr is network order, IPv4 in the first 4 bytes. */
-struct prefix {
-	int family;		/* AF_INET or AF_INET6 */
-	uint8_t addr[16];
-	uint8_t len;		/* prefix length in bits */
-};
+/*
+ * The lines of the settings conf_validate() quotes, recorded by the loader
+ * in the slot the setting's schema row names (0: not written; messages then
+ * quote the entry's own line).  Slot 0 is no slot.
+ */
+enum conf_line { CL_NONE, CL_QUEUE_NUM, CL_QUEUE_COUNT, CL_HOLD_BYTES, CL_HOLD_FLOW_BYTES, CL_MAX };
+enum entry_line { EL_NONE, EL_PORT, EL_KEYS, EL_INTEGRITY_LEN, EL_WINDOW, EL_REPLAY_TTL, EL_DST,
+		  EL_KEY, EL_MAX };
 
 struct conf_key {
 	char name[CONF_NAME_MAX];
@@ -106,8 +114,7 @@ struct conf_protect {
 	size_t naddrs;			/* 0 = every local address */
 	struct prefix addrs[CONF_MAX_ADDRS];
 	bool has_window;		/* "window" was written (knock mode rejects it) */
-	/* Lines of the settings conf_validate() quotes; 0 falls back to line. */
-	int line_port, line_keys, line_integrity_len, line_window, line_replay_ttl;
+	int lines[EL_MAX];		/* enum entry_line */
 };
 
 struct conf_knock {
@@ -119,8 +126,7 @@ struct conf_knock {
 	uint16_t integrity_len;
 	uint32_t window;
 	bool has_window;		/* "window" was written (knock mode rejects it) */
-	/* Lines of the settings conf_validate() quotes; 0 falls back to line. */
-	int line_dst, line_port, line_key, line_integrity_len, line_window;
+	int lines[EL_MAX];		/* enum entry_line */
 };
 
 struct conf {
@@ -158,10 +164,7 @@ struct conf {
 	size_t nknock;
 	struct conf_knock knock[CONF_MAX_KNOCK];
 
-	/* Lines of settings that conf_validate() needs to quote; 0 = not written. */
-	int line_queue_num, line_queue_count, line_queue_maxlen, line_table, line_control_socket;
-	int line_flows, line_replay, line_hold_bytes, line_hold_flow_bytes, line_integrity_timeout;
-	int line_mark_mask, line_ct_mark_bit;
+	int lines[CL_MAX];		/* enum conf_line */
 };
 
 struct conf_errors {
@@ -180,7 +183,11 @@ void conf_defaults(struct conf *c);
  */
 int conf_load(const char *path, struct conf *c, struct conf_errors *errs);
 
-/* Pure checks of a loaded struct; returns the number of errors added. */
+/*
+ * Pure cross-field checks of a loaded struct (every single setting was
+ * checked by the loader); never reads past the fixed arrays whatever the
+ * counts say.  Returns the number of errors added.
+ */
 size_t conf_validate(const struct conf *c, struct conf_errors *errs);
 
 /* Appends "file:line: message". */
@@ -189,18 +196,6 @@ void conf_error(struct conf_errors *errs, const char *file, int line, const char
 
 /* Wipes and frees the keyring; safe on a zeroed or already freed struct. */
 void conf_free(struct conf *c);
-
-/*
- * The knock entry for a connection to (dst, port): the most specific prefix
- * that contains dst, NULL when none.  The client role and the control socket
- * both ask this; their answers must agree.
- */
-const struct conf_knock *conf_find_knock(const struct conf *c, int family, const uint8_t *dst,
-					 uint16_t port);
-
-/* Parses "addr" or "addr/len"; 0 or -EINVAL. */
-int prefix_parse(const char *text, struct prefix *ret);
-bool prefix_contains(const struct prefix *p, int family, const uint8_t *addr);
 
 const char *kg_mode_name(enum kg_mode m);
 

@@ -1,10 +1,13 @@
 /*
- * test_conf.c - conf_validate() on structs built here, prefix_parse() and
- * prefix_contains(), and the base64 key decoder.
+ * test_conf.c - the schema loader on text (conf_load_text()), conf_validate()
+ * on structs built here, the match module (prefixes and per-packet lookups),
+ * and the base64 key decoder.
  *
- * conf_validate() is pure, so every row starts from one valid struct, changes
- * one thing and states how many errors it must produce and what the first one
- * says.  No files, no keyring: the validator only looks at key lengths.  The
+ * Load rows are whole small configs in memory with the exact first message
+ * they must produce.  conf_validate() is pure, so every validate row starts
+ * from one valid struct, changes one thing and states how many errors it
+ * must produce and what the first one says; the validator only looks at key
+ * lengths, so it needs no keyring.  The
  * ownership and mode rule of key and configuration files is pure as well
  * (file_rule_check() on a struct stat), so other owners need no chown here.
  */
@@ -14,8 +17,13 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <syslog.h>
+
+#include <sodium.h>
 
 #include "conf.h"
+#include "conf_int.h"
+#include "match.h"
 #include "keys.h"
 #include "unit.h"
 
@@ -43,14 +51,14 @@ static void base(struct conf *c)
 
 	c->nprotect = 1;
 	c->protect[0] = (struct conf_protect){
-		.line = 20, .line_port = 21, .line_keys = 22, .port = 22, .mode = KG_MODE_NATIVE,
-		.nkeys = 1, .keys = { K32 }, .on_fail = ON_FAIL_RESET, .window = 30,
-		.replay = true, .replay_ttl = 90,
+		.line = 20, .lines = { [EL_PORT] = 21, [EL_KEYS] = 22 }, .port = 22,
+		.mode = KG_MODE_NATIVE, .nkeys = 1, .keys = { K32 }, .on_fail = ON_FAIL_RESET,
+		.window = 30, .replay = true, .replay_ttl = 90,
 	};
 	c->nknock = 1;
 	c->knock[0] = (struct conf_knock){
-		.line = 30, .line_dst = 31, .port = 22, .mode = KG_MODE_NATIVE, .key = K32,
-		.window = 30,
+		.line = 30, .lines = { [EL_DST] = 31 }, .port = 22, .mode = KG_MODE_NATIVE,
+		.key = K32, .window = 30,
 	};
 	prefix_parse("192.0.2.10", &c->knock[0].dst);
 }
@@ -62,7 +70,7 @@ static struct conf_protect *add_protect(struct conf *c, uint16_t port)
 
 	*p = c->protect[0];
 	p->line = 40;
-	p->line_port = 41;
+	p->lines[EL_PORT] = 41;
 	p->port = port;
 	return p;
 }
@@ -73,7 +81,7 @@ static struct conf_knock *add_knock(struct conf *c, const char *dst, uint16_t po
 
 	*k = c->knock[0];
 	k->line = 50;
-	k->line_dst = 51;
+	k->lines[EL_DST] = 51;
 	k->port = port;
 	prefix_parse(dst, &k->dst);
 	return k;
@@ -93,7 +101,14 @@ static void queue_past(struct conf *c)
 {
 	c->queue_num = 65535;
 	c->queue_count = 2;
-	c->line_queue_count = 3;
+	c->lines[CL_QUEUE_COUNT] = 3;
+}
+
+static void queue_past_num_line(struct conf *c)
+{
+	c->queue_num = 65535;
+	c->queue_count = 2;
+	c->lines[CL_QUEUE_NUM] = 2;
 }
 
 static void queue_15_2(struct conf *c)
@@ -102,90 +117,17 @@ static void queue_15_2(struct conf *c)
 	c->queue_count = 2;
 }
 
-static void queue_count0(struct conf *c)
-{
-	c->queue_count = 0;
-	c->line_queue_count = 3;
-}
-
-static void queue_count17(struct conf *c)
-{
-	c->queue_count = 17;
-}
-
-static void queue_maxlen15(struct conf *c)
-{
-	c->queue_maxlen = 15;
-}
-
-static void table_empty(struct conf *c)
-{
-	c->table[0] = '\0';
-	c->line_table = 5;
-}
-
-static void table_dash(struct conf *c)
-{
-	snprintf(c->table, sizeof(c->table), "knock-gw");
-}
-
-static void table_32(struct conf *c)
-{
-	memset(c->table, 'a', 32);
-	c->table[32] = '\0';
-}
-
-static void table_unterminated(struct conf *c)
-{
-	memset(c->table, 'a', sizeof(c->table));
-}
-
-static void sock_relative(struct conf *c)
-{
-	snprintf(c->control_socket, sizeof(c->control_socket), "x.sock");
-}
-
-static void sock_107(struct conf *c)
-{
-	memset(c->control_socket, 'a', 107);
-	c->control_socket[0] = '/';
-	c->control_socket[107] = '\0';
-}
-static void sock_unterminated(struct conf *c)
-{
-	memset(c->control_socket, 'a', sizeof(c->control_socket));
-	c->control_socket[0] = '/';
-}
-
-static void flows_63(struct conf *c)
-{
-	c->max_flows = 63;
-}
-
-static void replay_big(struct conf *c)
-{
-	c->max_replay = 4194305;
-}
-
-static void timeout_0(struct conf *c)
-{
-	c->integrity_timeout = 0;
-}
-
-static void timeout_301(struct conf *c)
-{
-	c->integrity_timeout = 301;
-}
-
-static void hold_small(struct conf *c)
-{
-	c->hold_bytes = 4095;
-}
-
 static void hold_flow_above(struct conf *c)
 {
 	c->hold_bytes = 4096;
 	c->hold_flow_bytes = 8192;
+	c->lines[CL_HOLD_BYTES] = 7;
+}
+
+static void hold_flow_equal(struct conf *c)
+{
+	c->hold_bytes = 4096;
+	c->hold_flow_bytes = 4096;
 }
 
 static void key_len0(struct conf *c)
@@ -210,32 +152,6 @@ static void key_dup(struct conf *c)
 	snprintf(c->keys[K64].name, sizeof(c->keys[K64].name), "k32");
 }
 
-static void key_name_space(struct conf *c)
-{
-	snprintf(c->keys[K19].name, sizeof(c->keys[K19].name), "k 19");
-}
-
-static void key_name_ok(struct conf *c)
-{
-	snprintf(c->keys[K19].name, sizeof(c->keys[K19].name), "a.b-c_D9");
-}
-
-static void port_0(struct conf *c)
-{
-	c->protect[0].port = 0;
-}
-
-static void port_0_noline(struct conf *c)
-{
-	c->protect[0].port = 0;
-	c->protect[0].line_port = 0;
-}
-
-static void nkeys_0(struct conf *c)
-{
-	c->protect[0].nkeys = 0;
-}
-
 /* Gives the base n keys: k32, k19, k64 and then 32-byte keys x3, x4, ... */
 static void many_keys(struct conf *c, size_t n)
 {
@@ -246,20 +162,24 @@ static void many_keys(struct conf *c, size_t n)
 	}
 	c->nkeys = n;
 }
-static void nkeys_17(struct conf *c)
+
+/* The protect entry names n keys, x3 and on; more than fit must not be read. */
+static void entry_keys(struct conf *c, size_t n)
 {
-	many_keys(c, 20);
-	c->protect[0].nkeys = 17;	/* only 16 fit; the validator must not read on */
+	many_keys(c, 3 + CONF_MAX_ENTRY_KEYS);
+	c->protect[0].nkeys = n;
 	for (int i = 0; i < CONF_MAX_ENTRY_KEYS; i++)
 		c->protect[0].keys[i] = 3 + i;
+}
+static void nkeys_17(struct conf *c)
+{
+	entry_keys(c, 17);
 }
 static void nkeys_16(struct conf *c)
 {
-	many_keys(c, 19);
-	c->protect[0].nkeys = 16;
-	for (int i = 0; i < CONF_MAX_ENTRY_KEYS; i++)
-		c->protect[0].keys[i] = 3 + i;
+	entry_keys(c, 16);
 }
+
 static void key_index_neg(struct conf *c)
 {
 	c->protect[0].keys[0] = -1;
@@ -291,7 +211,7 @@ static void knock_window(struct conf *c)
 {
 	c->protect[0].mode = KG_MODE_KNOCK;
 	c->protect[0].has_window = true;
-	c->protect[0].line_window = 25;
+	c->protect[0].lines[EL_WINDOW] = 25;
 }
 
 static void knock_window_client(struct conf *c)
@@ -305,11 +225,6 @@ static void native_window_set(struct conf *c)
 	c->protect[0].has_window = true;
 }
 
-static void window_big(struct conf *c)
-{
-	c->protect[0].window = 86401;
-}
-
 static void window_max(struct conf *c)
 {
 	c->protect[0].window = 86400;
@@ -319,7 +234,7 @@ static void window_max(struct conf *c)
 static void ttl_89(struct conf *c)
 {
 	c->protect[0].replay_ttl = 89;
-	c->protect[0].line_replay_ttl = 26;
+	c->protect[0].lines[EL_REPLAY_TTL] = 26;
 }
 
 static void ttl_window0(struct conf *c)
@@ -328,26 +243,17 @@ static void ttl_window0(struct conf *c)
 	c->protect[0].replay_ttl = 1;
 }
 
-static void ttl_0(struct conf *c)
+/* 3 * window does not wrap in 32 bits: a struct built by hand may hold any window. */
+static void ttl_window_huge(struct conf *c)
 {
-	c->protect[0].window = 0;
-	c->protect[0].replay_ttl = 0;
-}
-
-static void ttl_big(struct conf *c)
-{
-	c->protect[0].replay_ttl = 604801;
+	c->protect[0].window = 0x60000000u;
+	c->protect[0].replay_ttl = 604800;
 }
 
 static void ttl_knock_short(struct conf *c)
 {
 	c->protect[0].mode = KG_MODE_KNOCK;
 	c->protect[0].replay_ttl = 1;
-}
-
-static void integ_2049(struct conf *c)
-{
-	c->protect[0].integrity_len = 2049;
 }
 
 static void integ_2048(struct conf *c)
@@ -361,14 +267,29 @@ static void integ_hold(struct conf *c)
 	c->hold_flow_bytes = 1024;
 }
 
-static void integ_knock_2049(struct conf *c)
+/* A second protect entry for port 22, with the addresses given (none: all). */
+static void two_entries(struct conf *c, const char *a0, const char *b0, const char *b1)
 {
-	c->knock[0].integrity_len = 2049;
+	struct conf_protect *p = add_protect(c, 22);
+	const char *b[] = { b0, b1 };
+
+	if (a0) {
+		c->protect[0].naddrs = 1;
+		prefix_parse(a0, &c->protect[0].addrs[0]);
+	}
+	for (size_t i = 0; i < 2 && b[i]; i++)
+		prefix_parse(b[i], &p->addrs[p->naddrs++]);
 }
 
 static void dup_port(struct conf *c)
 {
-	add_protect(c, 22);
+	two_entries(c, NULL, NULL, NULL);
+}
+
+static void dup_port_noline(struct conf *c)
+{
+	two_entries(c, NULL, NULL, NULL);
+	c->protect[1].lines[EL_PORT] = 0;
 }
 
 static void other_port(struct conf *c)
@@ -378,40 +299,24 @@ static void other_port(struct conf *c)
 
 static void dup_port_disjoint(struct conf *c)
 {
-	struct conf_protect *p = add_protect(c, 22);
-
-	c->protect[0].naddrs = 1;
-	prefix_parse("10.0.0.0/8", &c->protect[0].addrs[0]);
-	p->naddrs = 2;
-	prefix_parse("192.0.2.1", &p->addrs[0]);
-	prefix_parse("2001:db8::1", &p->addrs[1]);
+	two_entries(c, "10.0.0.0/8", "192.0.2.1", "2001:db8::1");
 }
+
 static void dup_port_overlap(struct conf *c)
 {
-	struct conf_protect *p = add_protect(c, 22);
-
-	c->protect[0].naddrs = 1;
-	prefix_parse("10.0.0.0/8", &c->protect[0].addrs[0]);
-	p->naddrs = 2;
-	prefix_parse("192.0.2.1", &p->addrs[0]);
-	prefix_parse("10.1.2.3", &p->addrs[1]);
+	two_entries(c, "10.0.0.0/8", "192.0.2.1", "10.1.2.3");
 }
+
 static void dup_port_v4_v6(struct conf *c)
 {
-	struct conf_protect *p = add_protect(c, 22);
-
-	c->protect[0].naddrs = 1;
-	prefix_parse("0.0.0.0/0", &c->protect[0].addrs[0]);
-	p->naddrs = 1;
-	prefix_parse("::/0", &p->addrs[0]);
+	two_entries(c, "0.0.0.0/0", "::/0", NULL);
 }
+
 static void dup_port_one_all(struct conf *c)
 {
-	struct conf_protect *p = add_protect(c, 22);
-
-	p->naddrs = 1;
-	prefix_parse("2001:db8::1", &p->addrs[0]);
+	two_entries(c, NULL, "2001:db8::1", NULL);
 }
+
 static void naddrs_17(struct conf *c)
 {
 	c->protect[0].naddrs = 17;
@@ -420,6 +325,11 @@ static void naddrs_17(struct conf *c)
 static void dup_knock(struct conf *c)
 {
 	add_knock(c, "192.0.2.10", 22);
+}
+
+static void dup_knock_noline(struct conf *c)
+{
+	add_knock(c, "192.0.2.10", 22)->lines[EL_DST] = 0;
 }
 
 static void dup_knock_masked(struct conf *c)
@@ -451,8 +361,8 @@ static void key_twice(struct conf *c)
 
 static void two_errors(struct conf *c)
 {
-	c->protect[0].port = 0;
-	c->knock[0].port = 0;
+	c->protect[0].keys[0] = -1;
+	c->knock[0].key = 3;
 }
 
 /* Full tables of valid entries, and a count one past them. */
@@ -473,6 +383,10 @@ static void nkeys_big(struct conf *c)
 	many_keys(c, CONF_MAX_KEYS + 1);
 }
 
+/*
+ * Every single setting is the loader's (load_rows below); these are the
+ * checks across settings and the bounds of a struct built by hand.
+ */
 static const struct validate_row {
 	int id;
 	void (*setup)(struct conf *c);
@@ -483,69 +397,49 @@ static const struct validate_row {
 	{ 2, queue_last, 0, NULL },
 	{ 3, queue_past, 1, "t.conf:3: queue.num 65535 + queue.count 2 - 1 is above the last queue number 65535" },
 	{ 4, queue_15_2, 0, NULL },
-	{ 5, queue_count0, 1, "t.conf:3: queue.count 0 out of range 1..16" },
-	{ 6, queue_count17, 1, "t.conf: queue.count 17 out of range 1..16" },
-	{ 7, queue_maxlen15, 1, "t.conf: queue.maxlen 15 out of range 16..1048576" },
-	{ 8, table_empty, 1, "t.conf:5: table \"\" must be 1..32 characters of A-Z a-z 0-9 _" },
-	{ 9, table_dash, 1, "t.conf: table \"knock-gw\" must be 1..32 characters of A-Z a-z 0-9 _" },
-	{ 10, table_32, 0, NULL },
-	{ 11, table_unterminated, 1, NULL },
-	{ 12, sock_relative, 1, "t.conf: control_socket \"x.sock\" must be an absolute path" },
-	{ 13, sock_107, 0, NULL },
-	{ 14, sock_unterminated, 1, "t.conf: control_socket \"...\" does not fit the 108 bytes of sun_path" },
-	{ 15, flows_63, 1, "t.conf: limits.flows 63 out of range 64..4194304" },
-	{ 16, replay_big, 1, "t.conf: limits.replay 4194305 out of range 64..4194304" },
-	{ 17, timeout_0, 1, "t.conf: limits.integrity_timeout 0 out of range 1..300" },
-	{ 18, timeout_301, 1, "t.conf: limits.integrity_timeout 301 out of range 1..300" },
-	{ 19, hold_small, 1, "t.conf: limits.hold_bytes 4095 out of range 4096..1073741824" },
-	{ 20, hold_flow_above, 1, "t.conf: limits.hold_flow_bytes 8192 exceeds limits.hold_bytes 4096" },
-	{ 21, key_len0, 1, "t.conf:11: key \"k19\" is 0 bytes; keys are 1..64 bytes" },
-	{ 22, key_len65, 1, "t.conf:11: key \"k19\" is 65 bytes; keys are 1..64 bytes" },
-	{ 23, key_broken, 0, NULL },
-	{ 24, key_dup, 1, "t.conf:12: duplicate key name \"k32\" (first at line 10)" },
-	{ 25, key_name_space, 1, "t.conf:11: key name \"k 19\" must be 1..32 characters of A-Z a-z 0-9 _ . -" },
-	{ 26, key_name_ok, 0, NULL },
-	{ 27, port_0, 1, "t.conf:21: port 0 out of range 1..65535" },
-	{ 28, port_0_noline, 1, "t.conf:20: port 0 out of range 1..65535" },
-	{ 29, nkeys_0, 1, "t.conf:22: protect entry names 0 keys; it needs 1..16" },
-	{ 30, nkeys_17, 1, "t.conf:22: protect entry names 17 keys; it needs 1..16" },
-	{ 31, nkeys_16, 0, NULL },
-	{ 32, key_index_neg, 1, "t.conf:22: protect entry names key index -1, which does not exist" },
-	{ 33, key_index_big, 1, "t.conf:30: knock entry names key index 3, which does not exist" },
-	{ 34, native_k19, 1, "t.conf:22: key \"k19\" is 19 bytes; mode \"native\" needs exactly 32" },
-	{ 35, native_k64_knock, 1, "t.conf:30: key \"k64\" is 64 bytes; mode \"native\" needs exactly 32" },
-	{ 36, knock_k19, 0, NULL },
-	{ 37, knock_window, 1, "t.conf:25: \"window\" applies only to mode \"native\"" },
-	{ 38, knock_window_client, 1, "t.conf:30: \"window\" applies only to mode \"native\"" },
-	{ 39, native_window_set, 0, NULL },
-	{ 40, window_big, 1, "t.conf:20: window 86401 out of range 0..86400" },
-	{ 41, window_max, 0, NULL },
-	{ 42, ttl_89, 1, "t.conf:26: replay_ttl 89 is below 3 windows (90 seconds) of mode \"native\"" },
-	{ 43, ttl_window0, 0, NULL },
-	{ 44, ttl_0, 1, "t.conf:20: replay_ttl 0 out of range 1..604800" },
-	{ 45, ttl_big, 1, "t.conf:20: replay_ttl 604801 out of range 1..604800" },
-	{ 46, ttl_knock_short, 0, NULL },
-	{ 47, integ_2049, 1, "t.conf:20: integrity_len 2049 out of range 0..2048" },
-	{ 48, integ_2048, 0, NULL },
-	{ 49, integ_hold, 1, "t.conf:20: integrity_len 2048 exceeds limits.hold_flow_bytes 1024" },
-	{ 50, integ_knock_2049, 1, "t.conf:30: integrity_len 2049 out of range 0..2048" },
-	{ 51, dup_port, 1, "t.conf:41: duplicate protect entry for port 22 (first at line 20)" },
-	{ 52, other_port, 0, NULL },
-	{ 53, dup_port_disjoint, 0, NULL },
-	{ 54, dup_port_overlap, 1, "t.conf:41: duplicate protect entry for port 22 (first at line 20)" },
-	{ 55, dup_port_v4_v6, 0, NULL },
-	{ 56, dup_port_one_all, 1, "t.conf:41: duplicate protect entry for port 22 (first at line 20)" },
-	{ 57, naddrs_17, 1, "t.conf:20: protect entry has 17 addresses; at most 16" },
-	{ 58, dup_knock, 1, "t.conf:51: duplicate knock entry for 192.0.2.10 port 22 (first at line 30)" },
-	{ 59, dup_knock_masked, 1, "t.conf:51: duplicate knock entry for 192.0.2.0/24 port 22 (first at line 30)" },
-	{ 60, knock_host_in_prefix, 0, NULL },
-	{ 61, knock_other_port, 0, NULL },
-	{ 62, knock_v6, 0, NULL },
-	{ 63, key_twice, 1, "t.conf:22: key \"k32\" is listed twice" },
-	{ 64, two_errors, 2, "t.conf:21: port 0 out of range 1..65535" },
-	{ 65, nprotect_big, 1, "t.conf: 257 protect entries; at most 256" },
-	{ 66, nknock_big, 1, "t.conf: 257 knock entries; at most 256" },
-	{ 67, nkeys_big, 1, "t.conf: 257 keys; at most 256" },
+	{ 5, queue_past_num_line, 1, "t.conf:2: queue.num 65535 + queue.count 2 - 1 is above the last queue number 65535" },
+	{ 6, hold_flow_above, 1, "t.conf:7: limits.hold_flow_bytes 8192 exceeds limits.hold_bytes 4096" },
+	{ 7, hold_flow_equal, 0, NULL },
+	{ 8, key_len0, 1, "t.conf:11: key \"k19\" is 0 bytes; keys are 1..64 bytes" },
+	{ 9, key_len65, 1, "t.conf:11: key \"k19\" is 65 bytes; keys are 1..64 bytes" },
+	{ 10, key_broken, 0, NULL },
+	{ 11, key_dup, 1, "t.conf:12: duplicate key name \"k32\" (first at line 10)" },
+	{ 12, nkeys_17, 1, "t.conf:22: 17 keys in a protect entry; at most 16" },
+	{ 13, nkeys_16, 0, NULL },
+	{ 14, key_index_neg, 1, "t.conf:22: protect entry names key index -1, which does not exist" },
+	{ 15, key_index_big, 1, "t.conf:30: knock entry names key index 3, which does not exist" },
+	{ 16, native_k19, 1, "t.conf:22: key \"k19\" is 19 bytes; mode \"native\" needs exactly 32" },
+	{ 17, native_k64_knock, 1, "t.conf:30: key \"k64\" is 64 bytes; mode \"native\" needs exactly 32" },
+	{ 18, knock_k19, 0, NULL },
+	{ 19, knock_window, 1, "t.conf:25: \"window\" applies only to mode \"native\"" },
+	{ 20, knock_window_client, 1, "t.conf:30: \"window\" applies only to mode \"native\"" },
+	{ 21, native_window_set, 0, NULL },
+	{ 22, window_max, 0, NULL },
+	{ 23, ttl_89, 1, "t.conf:26: replay_ttl 89 is below 3 windows (90 seconds) of mode \"native\"" },
+	{ 24, ttl_window0, 0, NULL },
+	{ 25, ttl_window_huge, 1, "t.conf:20: replay_ttl 604800 is below 3 windows (4831838208 seconds) of mode \"native\"" },
+	{ 26, ttl_knock_short, 0, NULL },
+	{ 27, integ_2048, 0, NULL },
+	{ 28, integ_hold, 1, "t.conf:20: integrity_len 2048 exceeds limits.hold_flow_bytes 1024" },
+	{ 29, dup_port, 1, "t.conf:41: duplicate protect entry for port 22 (first at line 20)" },
+	{ 30, dup_port_noline, 1, "t.conf:40: duplicate protect entry for port 22 (first at line 20)" },
+	{ 31, other_port, 0, NULL },
+	{ 32, dup_port_disjoint, 0, NULL },
+	{ 33, dup_port_overlap, 1, "t.conf:41: duplicate protect entry for port 22 (first at line 20)" },
+	{ 34, dup_port_v4_v6, 0, NULL },
+	{ 35, dup_port_one_all, 1, "t.conf:41: duplicate protect entry for port 22 (first at line 20)" },
+	{ 36, naddrs_17, 1, "t.conf:20: 17 addresses in a protect entry; at most 16" },
+	{ 37, dup_knock, 1, "t.conf:51: duplicate knock entry for 192.0.2.10 port 22 (first at line 30)" },
+	{ 38, dup_knock_noline, 1, "t.conf:50: duplicate knock entry for 192.0.2.10 port 22 (first at line 30)" },
+	{ 39, dup_knock_masked, 1, "t.conf:51: duplicate knock entry for 192.0.2.0/24 port 22 (first at line 30)" },
+	{ 40, knock_host_in_prefix, 0, NULL },
+	{ 41, knock_other_port, 0, NULL },
+	{ 42, knock_v6, 0, NULL },
+	{ 43, key_twice, 1, "t.conf:22: key \"k32\" is listed twice" },
+	{ 44, two_errors, 2, "t.conf:22: protect entry names key index -1, which does not exist" },
+	{ 45, nprotect_big, 1, "t.conf: 257 protect entries; at most 256" },
+	{ 46, nknock_big, 1, "t.conf: 257 knock entries; at most 256" },
+	{ 47, nkeys_big, 1, "t.conf: 257 keys; at most 256" },
 };
 
 static void test_validate(void)
@@ -596,7 +490,7 @@ static void test_overflow(void)
 	c->nknock = 40;
 	for (size_t i = 0; i < c->nknock; i++) {
 		c->knock[i] = c->knock[0];
-		c->knock[i].port = 0;
+		c->knock[i].key = 3;	/* no such key */
 		c->knock[i].dst.addr[3] = (uint8_t)i;
 	}
 	CHECK_EQ_U(conf_validate(c, errs), 40, "overflow: count includes the dropped ones");
@@ -604,6 +498,266 @@ static void test_overflow(void)
 	CHECK(errs->overflow, "overflow: flagged");
 	free(c);
 	free(errs);
+}
+
+/* ------------------------------------------------------------------ */
+/* The loader: every single setting through the schema, from text */
+
+#define KEYS "keys = ( { name = \"k\"; secret = \"0123456789abcdef0123456789abcdef\"; } );\n"
+#define PROTECT(x) "protect = ( { port = 22; mode = \"native\"; keys = [ \"k\" ]; " x " } );\n"
+#define KNOCK(x) "knock = ( { dst = \"192.0.2.1\"; port = 22; mode = \"native\"; key = \"k\"; " x " } );\n"
+#define A8 "aaaaaaaa"
+#define A32 A8 A8 A8 A8
+#define A100 A32 A32 A32 "aaaa"
+#define K17 "\"k\", \"k\", \"k\", \"k\", \"k\", \"k\", \"k\", \"k\", \"k\", \"k\", \"k\", \"k\", \"k\", \"k\", \"k\", \"k\", \"k\""
+#define ADDR17 "\"10.0.0.1\", \"10.0.0.2\", \"10.0.0.3\", \"10.0.0.4\", \"10.0.0.5\", \"10.0.0.6\", " \
+	"\"10.0.0.7\", \"10.0.0.8\", \"10.0.0.9\", \"10.0.0.10\", \"10.0.0.11\", \"10.0.0.12\", " \
+	"\"10.0.0.13\", \"10.0.0.14\", \"10.0.0.15\", \"10.0.0.16\", \"10.0.0.17\""
+
+static const struct load_row {
+	int id;
+	const char *text;
+	size_t want_errors;
+	const char *want_first;	/* exact first message when want_errors > 0 */
+} load_rows[] = {
+	{ 1, "", 0, NULL },
+	{ 2, KEYS PROTECT("") KNOCK(""), 0, NULL },
+	{ 3, "queue = { count = 0; };", 1, "t.conf:1: queue.count 0 out of range 1..16" },
+	{ 4, "queue = { count = 17; };", 1, "t.conf:1: queue.count 17 out of range 1..16" },
+	{ 5, "queue = { maxlen = 15; };", 1, "t.conf:1: queue.maxlen 15 out of range 16..1048576" },
+	{ 6, "queue = { num = 65536; };", 1, "t.conf:1: queue.num 65536 out of range 0..65535" },
+	{ 7, "rules = { table = \"\"; };", 1, "t.conf:1: table \"\" must be 1..32 characters of A-Z a-z 0-9 _" },
+	{ 8, "rules = { table = \"knock-gw\"; };", 1, "t.conf:1: table \"knock-gw\" must be 1..32 characters of A-Z a-z 0-9 _" },
+	{ 9, "rules = { table = \"" A32 "\"; };", 0, NULL },
+	{ 10, "rules = { table = \"" A32 "a\"; };", 1, "t.conf:1: table \"" A32 "a\" must be 1..32 characters of A-Z a-z 0-9 _" },
+	{ 11, "control_socket = \"x.sock\";", 1, "t.conf:1: control_socket \"x.sock\" must be an absolute path" },
+	{ 12, "control_socket = \"/" A100 "aaaaaa\";", 0, NULL },	/* 107 and the NUL */
+	{ 13, "control_socket = \"/" A100 "aaaaaaa\";", 1, "t.conf:1: control_socket \"/" A100 "aaaaaaa\" does not fit the 108 bytes of sun_path" },
+	{ 14, "limits = { flows = 63; };", 1, "t.conf:1: limits.flows 63 out of range 64..4194304" },
+	{ 15, "limits = { replay = 4194305; };", 1, "t.conf:1: limits.replay 4194305 out of range 64..4194304" },
+	{ 16, "limits = { integrity_timeout = 0; };", 1, "t.conf:1: limits.integrity_timeout 0 out of range 1..300" },
+	{ 17, "limits = { integrity_timeout = 301; };", 1, "t.conf:1: limits.integrity_timeout 301 out of range 1..300" },
+	{ 18, "limits = { hold_bytes = 4095; };", 1, "t.conf:1: limits.hold_bytes 4095 out of range 4096..1073741824" },
+	{ 19, "limits = {\n hold_bytes = 4096;\n hold_flow_bytes = 8192;\n};", 1, "t.conf:3: limits.hold_flow_bytes 8192 exceeds limits.hold_bytes 4096" },
+	{ 20, "queue = {\n num = 65535;\n count = 2;\n};", 1, "t.conf:3: queue.num 65535 + queue.count 2 - 1 is above the last queue number 65535" },
+	{ 21, "keys = ( { name = \"k 19\"; secret = \"x\"; } );", 1, "t.conf:1: key name \"k 19\" must be 1..32 characters of A-Z a-z 0-9 _ . -" },
+	{ 22, "keys = ( { name = \"a.b-c_D9\"; secret = \"x\"; } );", 0, NULL },
+	{ 23, "keys = ( { name = \"" A32 "a\"; secret = \"x\"; } );", 1, "t.conf:1: key name \"" A32 "a\" must be 1..32 characters of A-Z a-z 0-9 _ . -" },
+	{ 24, KEYS "protect = ( { port = 0; mode = \"native\"; keys = [ \"k\" ]; } );", 1, "t.conf:2: port 0 out of range 1..65535" },
+	{ 25, KEYS "protect = ( { port = 22; mode = \"native\"; keys = [ ]; } );", 1, "t.conf:2: protect entry names 0 keys; it needs 1..16" },
+	{ 26, KEYS "protect = ( { port = 22; mode = \"knock\"; keys = [ " K17 " ]; } );", 1, "t.conf:2: protect entry names 17 keys; it needs 1..16" },
+	{ 27, KEYS PROTECT("window = 86401;"), 1, "t.conf:2: window 86401 out of range 0..86400" },
+	{ 28, KEYS PROTECT("replay_ttl = 0;"), 1, "t.conf:2: replay_ttl 0 out of range 1..604800" },
+	{ 29, KEYS PROTECT("replay_ttl = 604801;"), 1, "t.conf:2: replay_ttl 604801 out of range 1..604800" },
+	{ 30, KEYS PROTECT("integrity_len = 2049;"), 1, "t.conf:2: integrity_len 2049 out of range 0..2048" },
+	{ 31, KEYS KNOCK("integrity_len = 2049;"), 1, "t.conf:2: integrity_len 2049 out of range 0..2048" },
+	{ 32, KEYS PROTECT("addresses = [ " ADDR17 " ];"), 1, "t.conf:2: protect entry has 17 addresses; at most 16" },
+	{ 33, KEYS "protect = ( { port = 22; mode = \"native\"; keys = [ \"k\" ];\n window = 30;\n replay_ttl = 60; } );", 1, "t.conf:4: replay_ttl 60 is below 3 windows (90 seconds) of mode \"native\"" },
+	{ 34, KEYS "protect = ( { port = 22; mode = \"knock\"; keys = [ \"k\" ];\n window = 30; } );", 1, "t.conf:3: \"window\" applies only to mode \"native\"" },
+	{ 35, KEYS PROTECT("") "protect += ( );", 1, NULL },	/* a syntax error */
+	{ 36, KEYS "protect = ( { mode = \"native\"; keys = [ \"k\" ]; } );", 1, "t.conf:2: protect entry is missing \"port\"" },
+	{ 37, KEYS "protect = ( { port = 22; keys = [ \"k\" ]; } );", 1, "t.conf:2: protect entry is missing \"mode\"" },
+	{ 38, KEYS "protect = ( { port = 22; mode = \"knock\"; } );", 1, "t.conf:2: protect entry is missing \"keys\"" },
+	{ 39, KEYS "knock = ( { port = 22; mode = \"knock\"; key = \"k\"; } );", 1, "t.conf:2: knock entry is missing \"dst\"" },
+	{ 40, KEYS "knock = ( { dst = \"192.0.2.1\"; port = 22; mode = \"knock\"; } );", 1, "t.conf:2: knock entry is missing \"key\"" },
+	{ 41, "queue = { fail_open = 1; };", 1, "t.conf:1: \"queue.fail_open\" must be a boolean (true or false)" },
+	{ 42, "queue = { num = \"1\"; };", 1, "t.conf:1: \"queue.num\" must be an integer" },
+	{ 43, "log_level = 1;", 1, "t.conf:1: \"log_level\" must be a string" },
+	{ 44, KEYS "protect = ( { port = 22; mode = \"knock\"; keys = \"k\"; } );", 1, "t.conf:2: \"protect.keys\" must be an array of strings" },
+	{ 45, "queue = 1;", 1, "t.conf:1: \"queue\" must be a group { ... }" },
+	{ 46, "protect = 1;", 1, "t.conf:1: \"protect\" must be a list ( { ... }, ... )" },
+	{ 47, "protect = [ ];", 0, NULL },
+	{ 48, KEYS PROTECT("on_fail = \"x\";"), 1, "t.conf:2: unknown on_fail \"x\" (use \"reset\" or \"drop\")" },
+	{ 49, "log_level = \"x\";", 1, "t.conf:1: unknown log_level \"x\" (use \"debug\", \"info\", \"notice\", \"warning\" or \"error\")" },
+	{ 50, "queue = { foo = 1; };", 1, "t.conf:1: unknown setting \"foo\" in queue" },
+	{ 51, "foo = 1;", 1, "t.conf:1: unknown setting \"foo\"" },
+	{ 52, KEYS PROTECT("foo = 1;"), 1, "t.conf:2: unknown setting \"foo\" in protect" },
+	{ 53, "rules = { mark_mask = 0x0f0f0000; };", 1, "t.conf:1: rules.mark_mask 0x0f0f0000 must be one run of at least 3 bits" },
+	{ 54, "rules = { ct_mark_bit = 3; };", 1, "t.conf:1: rules.ct_mark_bit 0x00000003 must be exactly one bit" },
+	{ 55, "rules = { mark_mask = 0; };", 1, "t.conf:1: rules.mark_mask 0 out of range 1..4294967295" },
+	{ 56, "protect = ( 1 );", 1, "t.conf:1: \"protect\" entries must be groups { port = ...; ... }" },
+	{ 57, "knock = ( 1 );", 1, "t.conf:1: \"knock\" entries must be groups { dst = ...; ... }" },
+	{ 58, KEYS "knock = ( { dst = \"192.0.2.1\"; port = 22; mode = \"knock\"; key = \"zz\"; } );", 1, "t.conf:2: knock entry names unknown key \"zz\"" },
+	{ 59, KEYS "protect = ( { port = 22; mode = \"knock\"; keys = [ \"k\", \"zz\" ]; } );", 1, "t.conf:2: protect entry names unknown key \"zz\"" },
+	{ 60, KEYS "knock = ( { dst = \"x\"; port = 22; mode = \"knock\"; key = \"k\"; } );", 1, "t.conf:2: dst \"x\" is not an IPv4 or IPv6 address" },
+	{ 61, KEYS "knock = ( { dst = \"10.0.0.0/33\"; port = 22; mode = \"knock\"; key = \"k\"; } );", 1, "t.conf:2: dst \"10.0.0.0/33\" has a prefix length out of range 0..32" },
+	{ 62, KEYS PROTECT("addresses = [ \"2001:db8::/129\" ];"), 1, "t.conf:2: address \"2001:db8::/129\" has a prefix length out of range 0..128" },
+	{ 63, KEYS "keys += ( );", 1, NULL },	/* a syntax error */
+	{ 64, KEYS PROTECT("") "protect2 = 1;", 1, "t.conf:3: unknown setting \"protect2\"" },
+	{ 65, KEYS "protect = (\n { port = 22; mode = \"knock\"; keys = [ \"k\" ]; },\n { port = 22; mode = \"knock\"; keys = [ \"k\" ]; } );", 1, "t.conf:4: duplicate protect entry for port 22 (first at line 3)" },
+	{ 66, KEYS "keys = ( { name = \"k\"; } );", 1, NULL },	/* keys twice: libconfig's duplicate */
+	{ 67, "keys = ( { name = \"k\"; } );", 1, "t.conf:1: key \"k\" needs exactly one of \"file\" or \"secret\"" },
+	{ 68, "keys = ( { secret = \"x\"; } );", 1, "t.conf:1: key entry is missing \"name\"" },
+	{ 69, "guessing = { window = 0; };", 1, "t.conf:1: guessing.window 0 out of range 1..86400" },
+	{ 70, "queue = { num = 4294967318L; };", 1, "t.conf:1: queue.num 4294967318 out of range 0..65535" },
+};
+
+static void test_load(void)
+{
+	struct conf *c = malloc(sizeof(*c));
+	struct conf_errors *errs = malloc(sizeof(*errs));
+
+	if (!c || !errs) {
+		CHECK(0, "out of memory");
+		free(c);
+		free(errs);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(load_rows) / sizeof(load_rows[0]); i++) {
+		const struct load_row *r = &load_rows[i];
+		int rc = conf_load_text("t.conf", r->text, c, errs);
+
+		CHECK_EQ_U(errs->n, r->want_errors, "load row %d: errors (first: %s)", r->id,
+			   errs->n ? errs->msg[0] : "none");
+		CHECK_EQ_U((unsigned)rc, r->want_errors ? (unsigned)-EINVAL : 0u, "load row %d: rc",
+			   r->id);
+		if (r->want_first && errs->n)
+			CHECK(strcmp(errs->msg[0], r->want_first) == 0,
+			      "load row %d: got \"%s\", want \"%s\"", r->id, errs->msg[0],
+			      r->want_first);
+		conf_free(c);
+	}
+	free(c);
+	free(errs);
+}
+
+/* Where the schema puts values, the defaults it leaves, the lines it records. */
+static void test_load_values(void)
+{
+	static const char text[] =
+		KEYS
+		"queue = { num = 7; count = 2; fail_open = true; maxlen = 100; };\n"
+		"rules = { manage = false; table = \"t1\"; mark_mask = 0x00700000; ct_mark_bit = 0x10; };\n"
+		"log_level = \"debug\"; translate = \"user\"; closed_ports = \"daemon\";\n"
+		"control_socket = \"/tmp/k.sock\";\n"
+		"limits = { flows = 100; replay = 200; hold_bytes = 8192; hold_flow_bytes = 2048;\n"
+		"           integrity_timeout = 5; };\n"
+		"guessing = { threshold = 0; window = 9; penalty = 11; };\n"
+		"protect = (\n"
+		"  { port = 22; mode = \"native\"; keys = [ \"k\" ];\n"
+		"    window = 10; integrity_len = 20; on_fail = \"drop\"; replay = false;\n"
+		"    addresses = [ \"192.0.2.0/24\", \"2001:db8::1\" ]; },\n"
+		"  { port = 23; mode = \"knock\"; keys = [ \"k\" ]; },\n"
+		"  { port = 24; mode = \"native\"; keys = [ \"k\" ]; window = 0; } );\n"
+		"knock = ( { dst = \"192.0.2.0/24\"; port = 22; mode = \"knock\"; key = \"k\";\n"
+		"            integrity_len = 8; } );\n";
+	struct conf *c = malloc(sizeof(*c));
+	struct conf_errors *errs = malloc(sizeof(*errs));
+
+	if (!c || !errs) {
+		CHECK(0, "out of memory");
+		free(c);
+		free(errs);
+		return;
+	}
+	CHECK(conf_load_text("t.conf", text, c, errs) == 0, "values: loads (%s)",
+	      errs->n ? errs->msg[0] : "");
+	CHECK(c->queue_num == 7 && c->queue_count == 2 && c->fail_open && c->queue_maxlen == 100,
+	      "values: queue");
+	CHECK(!c->rules_manage && strcmp(c->table, "t1") == 0 && c->mark_mask == 0x00700000 &&
+		      c->ct_mark_bit == 0x10 && c->marks.ct_integ == 0x10 &&
+		      c->marks.integ == 0x00100000,
+	      "values: rules and the marks made from them");
+	CHECK(c->log_level == LOG_DEBUG && c->translate == TRANSLATE_USER &&
+		      c->closed_ports == CLOSED_DAEMON &&
+		      strcmp(c->control_socket, "/tmp/k.sock") == 0,
+	      "values: words and the socket");
+	CHECK(c->max_flows == 100 && c->max_replay == 200 && c->hold_bytes == 8192 &&
+		      c->hold_flow_bytes == 2048 && c->integrity_timeout == 5,
+	      "values: limits");
+	CHECK(c->guess_threshold == 0 && c->guess_window == 9 && c->guess_penalty == 11,
+	      "values: guessing");
+	CHECK_EQ_U(c->nkeys, 1, "values: keys");
+	CHECK(c->keys[0].len == 32 && !c->keys[0].from_file && c->keys[0].line == 1,
+	      "values: key k");
+	CHECK_EQ_U(c->nprotect, 3, "values: protect entries");
+	CHECK(c->protect[0].port == 22 && c->protect[0].mode == KG_MODE_NATIVE &&
+		      c->protect[0].nkeys == 1 && c->protect[0].keys[0] == 0 &&
+		      c->protect[0].window == 10 && c->protect[0].has_window &&
+		      c->protect[0].integrity_len == 20 && c->protect[0].on_fail == ON_FAIL_DROP &&
+		      !c->protect[0].replay && c->protect[0].naddrs == 2,
+	      "values: protect entry 1");
+	CHECK_EQ_U(c->protect[0].replay_ttl, 30, "values: native replay_ttl defaults to 3 windows");
+	CHECK(c->protect[1].on_fail == ON_FAIL_RESET && c->protect[1].replay &&
+		      c->protect[1].window == 30 && !c->protect[1].has_window &&
+		      c->protect[1].naddrs == 0,
+	      "values: protect entry 2 defaults");
+	CHECK_EQ_U(c->protect[1].replay_ttl, 3600, "values: knock replay_ttl defaults to an hour");
+	CHECK_EQ_U(c->protect[2].replay_ttl, 3600, "values: native window 0: an hour");
+	CHECK(c->protect[0].line == 10 && c->protect[0].lines[EL_PORT] == 10 &&
+		      c->protect[0].lines[EL_WINDOW] == 11 &&
+		      c->protect[0].lines[EL_INTEGRITY_LEN] == 11 &&
+		      c->protect[0].lines[EL_REPLAY_TTL] == 0,
+	      "values: protect lines");
+	CHECK_EQ_U(c->nknock, 1, "values: knock entries");
+	CHECK(c->knock[0].key == 0 && c->knock[0].integrity_len == 8 && c->knock[0].dst.len == 24 &&
+		      c->knock[0].window == 30 && !c->knock[0].has_window &&
+		      c->knock[0].lines[EL_DST] == 15 && c->knock[0].lines[EL_KEY] == 15,
+	      "values: knock entry");
+	CHECK(c->lines[CL_QUEUE_NUM] == 2 && c->lines[CL_HOLD_BYTES] == 6 &&
+		      c->lines[CL_HOLD_FLOW_BYTES] == 6,
+	      "values: global lines");
+	CHECK_EQ_U(conf_validate(c, errs), 0, "values: a loaded config validates again");
+	conf_free(c);
+	free(c);
+	free(errs);
+}
+
+/* ------------------------------------------------------------------ */
+/* The per-packet lookups */
+
+static const struct match_row {
+	int id;
+	const char *addr;
+	uint16_t port;
+	int want_protect;	/* index, -1 none */
+	int want_reply;		/* as a reply from (addr, port) */
+	int want_knock;		/* index, -1 none */
+} match_rows[] = {
+	{ 1, "192.0.2.10", 22, 0, -1, 1 },	/* the /32 beats the /24 */
+	{ 2, "192.0.2.11", 22, 0, -1, 2 },
+	{ 3, "192.0.2.11", 23, 1, 1, -1 },
+	{ 4, "10.0.0.1", 23, -1, -1, -1 },	/* entry 2 is only for 192.0.2.0/25 */
+	{ 5, "192.0.2.200", 23, -1, -1, -1 },
+	{ 6, "2001:db8::1", 23, 2, -1, -1 },
+	{ 7, "2001:db8::1", 22, 0, -1, -1 },
+	{ 8, "192.0.2.10", 24, -1, -1, -1 },
+};
+
+static void test_match(void)
+{
+	struct conf *c = malloc(sizeof(*c));
+
+	if (!c) {
+		CHECK(0, "out of memory");
+		return;
+	}
+	base(c);
+	add_protect(c, 23)->integrity_len = 20;
+	c->protect[1].naddrs = 1;
+	prefix_parse("192.0.2.0/25", &c->protect[1].addrs[0]);
+	add_protect(c, 23)->naddrs = 1;
+	prefix_parse("2001:db8::/32", &c->protect[2].addrs[0]);
+	prefix_parse("192.0.2.0/24", &c->knock[0].dst);
+	add_knock(c, "192.0.2.10", 22);
+	add_knock(c, "192.0.2.0/30", 22)->dst.len = 30;
+	prefix_parse("192.0.2.8/30", &c->knock[2].dst);
+	for (size_t i = 0; i < sizeof(match_rows) / sizeof(match_rows[0]); i++) {
+		const struct match_row *r = &match_rows[i];
+		int family = strchr(r->addr, ':') ? AF_INET6 : AF_INET;
+		uint8_t addr[16] = { 0 };
+		const struct conf_knock *k;
+
+		inet_pton(family, r->addr, addr);
+		k = conf_find_knock(c, family, addr, r->port);
+		CHECK_EQ_U((unsigned)match_protect(c, family, addr, r->port),
+			   (unsigned)r->want_protect, "match row %d: protect", r->id);
+		CHECK_EQ_U((unsigned)match_reply(c, family, addr, r->port),
+			   (unsigned)r->want_reply, "match row %d: reply", r->id);
+		CHECK_EQ_U((unsigned)(k ? (int)(k - c->knock) : -1), (unsigned)r->want_knock,
+			   "match row %d: knock", r->id);
+	}
+	free(c);
 }
 
 static const struct prefix_row {
@@ -829,7 +983,12 @@ static void test_file_rule(void)
 
 int main(void)
 {
+	if (sodium_init() < 0)
+		return 1;
 	test_validate();
+	test_load();
+	test_load_values();
+	test_match();
 	test_overflow();
 	test_prefix_parse();
 	test_prefix_contains();

@@ -1,0 +1,124 @@
+/*
+ * conf_int.h - what the conf*.c modules share with one another and nobody
+ * else includes: the error line writer, the loader's state and the typed
+ * getters the schema walk and the keys section both use.
+ *
+ * Lines: while loading, every line is a line of the joined text
+ * (conf_text.h); messages go through the source map to name the file and
+ * line the setting was written at, and conf_load() turns the lines kept in
+ * the struct into lines of their own files once it validated.
+ */
+#ifndef KNOCKGW_CONF_INT_H
+#define KNOCKGW_CONF_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <libconfig.h>
+
+#include "conf.h"
+#include "conf_text.h"
+
+/* conf_error() with a va_list. */
+void conf_verror(struct conf_errors *errs, const char *file, int line, const char *fmt,
+		 va_list ap) __attribute__((format(printf, 4, 0)));
+
+/* 1..max characters, each alphanumeric or in extra; ASCII only, whatever the locale. */
+bool conf_name_ok(const char *s, size_t max, const char *extra);
+
+/*
+ * conf_load() of text in memory named path (srcmap_read_text()): the unit
+ * tests of the schema drive the loader with it, no file needed.
+ */
+int conf_load_text(const char *path, const char *text, struct conf *c, struct conf_errors *errs);
+
+/* conf_validate() with the lines of a map (NULL: lines of c->path). */
+size_t conf_validate_map(const struct conf *c, struct conf_errors *errs,
+			 const struct srcmap *map);
+
+struct loader {
+	struct conf *c;
+	struct conf_errors *errs;
+	size_t nerr;		/* errors reported, including those past CONF_MAX_ERRORS */
+	struct srcmap *map;
+};
+
+/* The joined text's line of a setting. */
+int setting_line(const config_setting_t *s);
+
+/* The file a setting was written in (its path as messages name it). */
+const char *setting_file(const struct loader *ld, const config_setting_t *s);
+
+/* Reports "FILE:LINE: message" at the setting's own file and line. */
+void lerr(struct loader *ld, const config_setting_t *s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Names settings in messages: "queue.count", "protect.port", "log_level". */
+struct scope {
+	const char *name;	/* NULL at the top level */
+	bool entry;		/* a list element: range messages use the bare name */
+};
+
+enum got { GOT_NONE, GOT_OK, GOT_BAD };
+
+/* A string member: GOT_OK with it in *ret and its setting in *ret_s. */
+enum got get_string(struct loader *ld, const config_setting_t *g, const struct scope *sc,
+		    const char *name, const char **ret, config_setting_t **ret_s);
+
+/* "unknown setting" for each member of group not in names (NULL-terminated). */
+void check_unknown(struct loader *ld, const config_setting_t *group, const char *const *names,
+		   const char *where);
+
+/* A string setting's choices and the value each one stores. */
+struct word {
+	const char *name;
+	int value;
+};
+
+enum stype { ST_INT, ST_BOOL, ST_WORD, ST_STRING, ST_STRINGS, ST_GROUP, ST_LIST };
+
+/*
+ * One setting of the schema (conf_schema.c): its name and type, its range
+ * or words, where its value goes (an offset into the struct being loaded),
+ * and the slot of that struct's lines array that keeps its line for
+ * conf_validate().  A NULL name ends a table.
+ */
+struct srow {
+	const char *name;
+	enum stype type;
+	long long min, max;		/* ST_INT; ST_LIST: max is the entries read */
+	size_t off, size;		/* where the value goes in the struct loaded */
+	const struct word *words;	/* ST_WORD */
+	bool required;			/* missing: "<entry> entry is missing "<name>"" */
+	int line;			/* slot in the lines array (enum conf_line / entry_line); 0 none */
+	/* ST_INT: a rule beyond the range; reports and returns false when broken. */
+	bool (*check)(struct loader *ld, const config_setting_t *s, long long v);
+	/* ST_STRING, ST_STRINGS (str NULL): checks the value, reports, stores. */
+	bool (*store)(struct loader *ld, const config_setting_t *s, const char *str, void *obj);
+	const struct srow *rows;	/* ST_GROUP */
+	void (*list)(struct loader *ld, const config_setting_t *list);	/* ST_LIST */
+};
+
+/*
+ * Loads the settings of group g named by rows into obj (lines: obj's lines
+ * array): each one is type-checked, range-checked and stored, or reported
+ * at its own line; a required one that is missing is reported at g's.
+ */
+void conf_walk(struct loader *ld, const config_setting_t *g, const struct srow *rows,
+	       const struct scope *sc, void *obj, int *lines);
+
+/* check_unknown() with the names of rows. */
+void check_unknown_rows(struct loader *ld, const config_setting_t *group,
+			const struct srow *rows, const char *where);
+
+/* The keys section (conf_keys.c): every entry into c->keys and the keyring. */
+void conf_load_keys(struct loader *ld, const config_setting_t *list);
+
+/* The index of key name in c->keys, or -1. */
+int conf_find_key(const struct conf *c, const char *name);
+
+/* Loads the root group through the schema (conf_schema.c), keys first. */
+void conf_schema_load(struct loader *ld, const config_setting_t *root);
+
+#endif

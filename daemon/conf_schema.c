@@ -1,0 +1,356 @@
+/*
+ * conf_schema.c - the schema of knockgw.conf as one table of rows
+ * (struct srow, conf_int.h), and what the rows cannot say by themselves.
+ *
+ * Each setting is checked once, here, at its own line: its type, its range
+ * or words, and the one rule beyond a range that a few have (a table name's
+ * characters, a mark's bits, an absolute socket path, a key name that
+ * exists).  conf_validate() is left with what involves more than one
+ * setting.  An entry that failed to load is not stored, so conf_validate()
+ * never reports the same mistake again in other words.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/un.h>
+#include <syslog.h>
+
+#include "conf_int.h"
+
+enum {
+	DEFAULT_WINDOW = 30,
+	DEFAULT_REPLAY_TTL = 3600,	/* knock mode: one hour */
+	NATIVE_REPLAY_WINDOWS = 3,	/* the server accepts epochs e-1, e, e+1 */
+};
+
+/* Words are stored as 32-bit values (store_uint in conf_walk.c). */
+_Static_assert(sizeof(enum kg_mode) == 4 && sizeof(enum on_fail) == 4 &&
+		       sizeof(enum translate) == 4 && sizeof(enum closed_ports) == 4 &&
+		       sizeof(int) == 4,
+	       "words are stored as 32-bit values");
+_Static_assert(sizeof(((struct conf *)0)->control_socket) ==
+		       sizeof(((struct sockaddr_un *)0)->sun_path),
+	       "control_socket must match sun_path");
+
+/* Where a row's value goes: a field of the struct T being loaded. */
+#define AT(T, F) .off = offsetof(T, F), .size = sizeof(((T *)0)->F)
+#define INT(T, F, lo, hi) .type = ST_INT, .min = (lo), .max = (hi), AT(T, F)
+#define WORD(T, F, w) .type = ST_WORD, .words = (w), AT(T, F)
+#define BOOL(T, F) .type = ST_BOOL, AT(T, F)
+#define END { .name = NULL }
+
+static const struct word mode_words[] = {
+	{ "knock", KG_MODE_KNOCK }, { "native", KG_MODE_NATIVE }, { NULL, 0 },
+};
+static const struct word on_fail_words[] = {
+	{ "reset", ON_FAIL_RESET }, { "drop", ON_FAIL_DROP }, { NULL, 0 },
+};
+static const struct word translate_words[] = {
+	{ "kernel", TRANSLATE_KERNEL }, { "user", TRANSLATE_USER }, { NULL, 0 },
+};
+static const struct word closed_words[] = {
+	{ "kernel", CLOSED_KERNEL }, { "daemon", CLOSED_DAEMON }, { NULL, 0 },
+};
+static const struct word log_words[] = {
+	{ "debug", LOG_DEBUG }, { "info", LOG_INFO }, { "notice", LOG_NOTICE },
+	{ "warning", LOG_WARNING }, { "error", LOG_ERR }, { NULL, 0 },
+};
+
+/* ------------------------------------------------------------------ */
+/* Rules beyond a range */
+
+static bool check_mark_mask(struct loader *ld, const config_setting_t *s, long long v)
+{
+	struct kgw_marks mk;
+
+	if (kgw_marks_make((uint32_t)v, KGW_CTMARK_DEFAULT, &mk) == 0)
+		return true;
+	lerr(ld, s, "rules.mark_mask 0x%08x must be one run of at least %d bits", (unsigned)v,
+	     KGW_MARK_BITS_MIN);
+	return false;
+}
+
+static bool check_ct_mark_bit(struct loader *ld, const config_setting_t *s, long long v)
+{
+	struct kgw_marks mk;
+
+	if (kgw_marks_make(KGW_MARK_MASK_DEFAULT, (uint32_t)v, &mk) == 0)
+		return true;
+	lerr(ld, s, "rules.ct_mark_bit 0x%08x must be exactly one bit", (unsigned)v);
+	return false;
+}
+
+/* nft takes more in a table name; these survive any shell and log line unquoted. */
+static bool store_table(struct loader *ld, const config_setting_t *s, const char *str, void *obj)
+{
+	struct conf *c = obj;
+
+	if (!conf_name_ok(str, sizeof(c->table) - 1, "_")) {
+		lerr(ld, s, "table \"%s\" must be 1..32 characters of A-Z a-z 0-9 _", str);
+		return false;
+	}
+	snprintf(c->table, sizeof(c->table), "%s", str);
+	return true;
+}
+
+static bool store_socket(struct loader *ld, const config_setting_t *s, const char *str, void *obj)
+{
+	struct conf *c = obj;
+
+	if (strlen(str) >= sizeof(c->control_socket)) {
+		lerr(ld, s, "control_socket \"%s\" does not fit the %zu bytes of sun_path", str,
+		     sizeof(c->control_socket));
+		return false;
+	}
+	if (str[0] != '/') {
+		lerr(ld, s, "control_socket \"%s\" must be an absolute path", str);
+		return false;
+	}
+	snprintf(c->control_socket, sizeof(c->control_socket), "%s", str);
+	return true;
+}
+
+/* Names in "keys = [ ... ]" to indexes; unknown ones are errors at their own line. */
+static bool store_entry_keys(struct loader *ld, const config_setting_t *arr, const char *str,
+			     void *obj)
+{
+	struct conf_protect *p = obj;
+	size_t n = (size_t)config_setting_length(arr);
+	bool ok = true;
+
+	(void)str;
+	if (n < 1 || n > CONF_MAX_ENTRY_KEYS) {
+		lerr(ld, arr, "protect entry names %zu keys; it needs 1..%d", n,
+		     CONF_MAX_ENTRY_KEYS);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(arr, (unsigned)i);
+		const char *name = config_setting_get_string(e);
+		int idx = conf_find_key(ld->c, name);
+
+		if (idx < 0) {
+			lerr(ld, e, "protect entry names unknown key \"%s\"", name);
+			ok = false;
+		}
+		p->keys[i] = idx;
+	}
+	p->nkeys = n;
+	return ok;
+}
+
+static bool load_prefix(struct loader *ld, const config_setting_t *s, const char *what,
+			const char *text, struct prefix *ret)
+{
+	switch (prefix_read(text, ret)) {
+	case PREFIX_OK:
+		return true;
+	case PREFIX_BAD_ADDR:
+		lerr(ld, s, "%s \"%s\" is not an IPv4 or IPv6 address", what, text);
+		break;
+	case PREFIX_BAD_LEN:
+		lerr(ld, s, "%s \"%s\" has a prefix length out of range 0..%u", what, text,
+		     strchr(text, ':') ? 128u : 32u);
+		break;
+	}
+	return false;
+}
+
+static bool store_addresses(struct loader *ld, const config_setting_t *arr, const char *str,
+			    void *obj)
+{
+	struct conf_protect *p = obj;
+	size_t n = (size_t)config_setting_length(arr);
+	bool ok = true;
+
+	(void)str;
+	if (n > CONF_MAX_ADDRS) {
+		lerr(ld, arr, "protect entry has %zu addresses; at most %d", n, CONF_MAX_ADDRS);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(arr, (unsigned)i);
+
+		ok &= load_prefix(ld, e, "address", config_setting_get_string(e), &p->addrs[i]);
+	}
+	p->naddrs = n;
+	return ok;
+}
+
+static bool store_dst(struct loader *ld, const config_setting_t *s, const char *str, void *obj)
+{
+	return load_prefix(ld, s, "dst", str, &((struct conf_knock *)obj)->dst);
+}
+
+static bool store_key_ref(struct loader *ld, const config_setting_t *s, const char *str,
+			  void *obj)
+{
+	struct conf_knock *k = obj;
+
+	k->key = conf_find_key(ld->c, str);
+	if (k->key >= 0)
+		return true;
+	lerr(ld, s, "knock entry names unknown key \"%s\"", str);
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* The table: settings in the order they are loaded (and reported) */
+
+static const struct srow queue_rows[] = {
+	{ "num", INT(struct conf, queue_num, 0, 65535), .line = CL_QUEUE_NUM },
+	{ "count", INT(struct conf, queue_count, 1, 16), .line = CL_QUEUE_COUNT },
+	{ "fail_open", BOOL(struct conf, fail_open) },
+	{ "maxlen", INT(struct conf, queue_maxlen, 16, 1048576) },
+	END,
+};
+
+static const struct srow rules_rows[] = {
+	{ "manage", BOOL(struct conf, rules_manage) },
+	{ "mark_mask", INT(struct conf, mark_mask, 1, 0xffffffffLL), .check = check_mark_mask },
+	{ "ct_mark_bit", INT(struct conf, ct_mark_bit, 1, 0xffffffffLL),
+	  .check = check_ct_mark_bit },
+	{ "table", .type = ST_STRING, .store = store_table },
+	END,
+};
+
+static const struct srow limits_rows[] = {
+	{ "flows", INT(struct conf, max_flows, 64, 4194304) },
+	{ "replay", INT(struct conf, max_replay, 64, 4194304) },
+	{ "hold_bytes", INT(struct conf, hold_bytes, 4096, 1073741824), .line = CL_HOLD_BYTES },
+	{ "hold_flow_bytes", INT(struct conf, hold_flow_bytes, 1024, 1048576),
+	  .line = CL_HOLD_FLOW_BYTES },
+	{ "integrity_timeout", INT(struct conf, integrity_timeout, 1, 300) },
+	END,
+};
+
+static const struct srow guessing_rows[] = {
+	{ "threshold", INT(struct conf, guess_threshold, 0, 1000000) },
+	{ "window", INT(struct conf, guess_window, 1, 86400) },
+	{ "penalty", INT(struct conf, guess_penalty, 0, 86400) },
+	END,
+};
+
+static const struct srow protect_rows[] = {
+	{ "port", INT(struct conf_protect, port, 1, 65535), .required = true, .line = EL_PORT },
+	{ "mode", WORD(struct conf_protect, mode, mode_words), .required = true },
+	{ "keys", .type = ST_STRINGS, .store = store_entry_keys, .required = true,
+	  .line = EL_KEYS },
+	{ "integrity_len", INT(struct conf_protect, integrity_len, 0, 2048),
+	  .line = EL_INTEGRITY_LEN },
+	{ "on_fail", WORD(struct conf_protect, on_fail, on_fail_words) },
+	{ "window", INT(struct conf_protect, window, 0, 86400), .line = EL_WINDOW },
+	{ "replay", BOOL(struct conf_protect, replay) },
+	{ "replay_ttl", INT(struct conf_protect, replay_ttl, 1, 604800), .line = EL_REPLAY_TTL },
+	{ "addresses", .type = ST_STRINGS, .store = store_addresses },
+	END,
+};
+
+static const struct srow knock_rows[] = {
+	{ "dst", .type = ST_STRING, .store = store_dst, .required = true, .line = EL_DST },
+	{ "port", INT(struct conf_knock, port, 1, 65535), .required = true },
+	{ "mode", WORD(struct conf_knock, mode, mode_words), .required = true },
+	{ "key", .type = ST_STRING, .store = store_key_ref, .required = true, .line = EL_KEY },
+	{ "integrity_len", INT(struct conf_knock, integrity_len, 0, 2048) },
+	{ "window", INT(struct conf_knock, window, 0, 86400), .line = EL_WINDOW },
+	END,
+};
+
+static void load_protect_list(struct loader *ld, const config_setting_t *list);
+static void load_knock_list(struct loader *ld, const config_setting_t *list);
+
+/* Keys before the entries, which name them. */
+static const struct srow root_rows[] = {
+	{ "queue", .type = ST_GROUP, .rows = queue_rows },
+	{ "rules", .type = ST_GROUP, .rows = rules_rows },
+	{ "log_level", WORD(struct conf, log_level, log_words) },
+	{ "translate", WORD(struct conf, translate, translate_words) },
+	{ "closed_ports", WORD(struct conf, closed_ports, closed_words) },
+	{ "control_socket", .type = ST_STRING, .store = store_socket },
+	{ "limits", .type = ST_GROUP, .rows = limits_rows },
+	{ "guessing", .type = ST_GROUP, .rows = guessing_rows },
+	{ "keys", .type = ST_LIST, .max = CONF_MAX_KEYS, .list = conf_load_keys },
+	{ "protect", .type = ST_LIST, .max = CONF_MAX_PROTECT, .list = load_protect_list },
+	{ "knock", .type = ST_LIST, .max = CONF_MAX_KNOCK, .list = load_knock_list },
+	END,
+};
+
+/* ------------------------------------------------------------------ */
+/* Entries */
+
+static uint32_t default_replay_ttl(enum kg_mode mode, uint32_t window)
+{
+	if (mode == KG_MODE_NATIVE && window > 0)
+		return NATIVE_REPLAY_WINDOWS * window;
+	return DEFAULT_REPLAY_TTL;
+}
+
+static void load_protect(struct loader *ld, const config_setting_t *s)
+{
+	static const struct scope sc = { "protect", true };
+	struct conf *c = ld->c;
+	struct conf_protect p;
+	size_t before = ld->nerr;
+
+	memset(&p, 0, sizeof(p));
+	p.line = setting_line(s);
+	p.on_fail = ON_FAIL_RESET;
+	p.window = DEFAULT_WINDOW;
+	p.replay = true;
+	if (!config_setting_is_group(s)) {
+		lerr(ld, s, "\"protect\" entries must be groups { port = ...; ... }");
+		return;
+	}
+	check_unknown_rows(ld, s, protect_rows, "protect");
+	conf_walk(ld, s, protect_rows, &sc, &p, p.lines);
+	if (ld->nerr != before)
+		return;
+	p.has_window = p.lines[EL_WINDOW] != 0;
+	if (!p.lines[EL_REPLAY_TTL])
+		p.replay_ttl = default_replay_ttl(p.mode, p.window);
+	c->protect[c->nprotect++] = p;
+}
+
+static void load_knock(struct loader *ld, const config_setting_t *s)
+{
+	static const struct scope sc = { "knock", true };
+	struct conf *c = ld->c;
+	struct conf_knock k;
+	size_t before = ld->nerr;
+
+	memset(&k, 0, sizeof(k));
+	k.line = setting_line(s);
+	k.window = DEFAULT_WINDOW;
+	k.key = -1;
+	if (!config_setting_is_group(s)) {
+		lerr(ld, s, "\"knock\" entries must be groups { dst = ...; ... }");
+		return;
+	}
+	check_unknown_rows(ld, s, knock_rows, "knock");
+	conf_walk(ld, s, knock_rows, &sc, &k, k.lines);
+	if (ld->nerr != before)
+		return;
+	k.has_window = k.lines[EL_WINDOW] != 0;
+	c->knock[c->nknock++] = k;
+}
+
+static void load_protect_list(struct loader *ld, const config_setting_t *list)
+{
+	for (int i = 0; i < config_setting_length(list) && i < CONF_MAX_PROTECT; i++)
+		load_protect(ld, config_setting_get_elem(list, (unsigned)i));
+}
+
+static void load_knock_list(struct loader *ld, const config_setting_t *list)
+{
+	for (int i = 0; i < config_setting_length(list) && i < CONF_MAX_KNOCK; i++)
+		load_knock(ld, config_setting_get_elem(list, (unsigned)i));
+}
+
+void conf_schema_load(struct loader *ld, const config_setting_t *root)
+{
+	static const struct scope top = { NULL, false };
+
+	check_unknown_rows(ld, root, root_rows, NULL);
+	conf_walk(ld, root, root_rows, &top, ld->c, ld->c->lines);
+}

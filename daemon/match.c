@@ -1,0 +1,162 @@
+/*
+ * match.c - address prefixes and the per-packet lookups (match.h).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "conf.h"
+#include "match.h"
+
+static unsigned family_bits(int family)
+{
+	return family == AF_INET ? 32 : 128;
+}
+
+enum prefix_err prefix_read(const char *text, struct prefix *ret)
+{
+	char buf[INET6_ADDRSTRLEN];
+	const char *slash = strchr(text, '/');
+	size_t alen = slash ? (size_t)(slash - text) : strlen(text);
+	struct prefix p;
+	unsigned len, max;
+
+	memset(&p, 0, sizeof(p));
+	if (alen == 0 || alen >= sizeof(buf))
+		return PREFIX_BAD_ADDR;
+	memcpy(buf, text, alen);
+	buf[alen] = '\0';
+	if (inet_pton(AF_INET, buf, p.addr) == 1)
+		p.family = AF_INET;
+	else if (inet_pton(AF_INET6, buf, p.addr) == 1)
+		p.family = AF_INET6;
+	else
+		return PREFIX_BAD_ADDR;
+	max = family_bits(p.family);
+	len = max;
+	if (slash) {
+		const char *d = slash + 1;
+
+		/* Digits only: strtoul would take " 24", "+24" and "0x18". */
+		if (*d == '\0' || strlen(d) > 3)
+			return PREFIX_BAD_LEN;
+		len = 0;
+		for (; *d; d++) {
+			if (*d < '0' || *d > '9')
+				return PREFIX_BAD_LEN;
+			len = len * 10 + (unsigned)(*d - '0');
+		}
+		if (len > max)
+			return PREFIX_BAD_LEN;
+	}
+	p.len = (uint8_t)len;
+	/*
+	 * "192.0.2.10/24" means the /24, as nft and ip(8) read it; clearing the
+	 * host bits makes equal prefixes compare equal.
+	 */
+	for (unsigned bit = len; bit < max; bit++)
+		p.addr[bit / 8] &= (uint8_t)~(0x80u >> (bit % 8));
+	*ret = p;
+	return PREFIX_OK;
+}
+
+int prefix_parse(const char *text, struct prefix *ret)
+{
+	return prefix_read(text, ret) == PREFIX_OK ? 0 : -EINVAL;
+}
+
+bool prefix_contains(const struct prefix *p, int family, const uint8_t *addr)
+{
+	unsigned full, rest;
+
+	if (p->family != family || p->len > family_bits(family))
+		return false;
+	full = p->len / 8u;
+	rest = p->len % 8u;
+	if (memcmp(p->addr, addr, full) != 0)
+		return false;
+	if (rest) {
+		uint8_t mask = (uint8_t)(0xffu << (8 - rest));
+
+		if ((p->addr[full] ^ addr[full]) & mask)
+			return false;
+	}
+	return true;
+}
+
+bool prefixes_overlap(const struct prefix *a, const struct prefix *b)
+{
+	if (a->family != b->family)
+		return false;
+	return a->len <= b->len ? prefix_contains(a, b->family, b->addr) :
+				  prefix_contains(b, a->family, a->addr);
+}
+
+bool prefixes_equal(const struct prefix *a, const struct prefix *b)
+{
+	return a->family == b->family && a->len == b->len &&
+	       prefix_contains(a, b->family, b->addr);
+}
+
+void prefix_format(const struct prefix *p, char *buf, size_t buflen)
+{
+	char addr[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(p->family == AF_INET ? AF_INET : AF_INET6, p->addr, addr, sizeof(addr)))
+		snprintf(addr, sizeof(addr), "?");
+	if (p->len == family_bits(p->family))
+		snprintf(buf, buflen, "%s", addr);
+	else
+		snprintf(buf, buflen, "%s/%u", addr, (unsigned)p->len);
+}
+
+/* No addresses: the entry covers every local address. */
+static bool entry_covers(const struct conf_protect *e, int family, const uint8_t *addr)
+{
+	if (e->naddrs == 0)
+		return true;
+	for (size_t a = 0; a < e->naddrs && a < CONF_MAX_ADDRS; a++) {
+		if (prefix_contains(&e->addrs[a], family, addr))
+			return true;
+	}
+	return false;
+}
+
+int match_protect(const struct conf *c, int family, const uint8_t *dst, uint16_t dport)
+{
+	for (size_t i = 0; i < c->nprotect; i++) {
+		const struct conf_protect *e = &c->protect[i];
+
+		if (e->port == dport && entry_covers(e, family, dst))
+			return (int)i;
+	}
+	return -1;
+}
+
+int match_reply(const struct conf *c, int family, const uint8_t *src, uint16_t sport)
+{
+	for (size_t i = 0; i < c->nprotect; i++) {
+		const struct conf_protect *e = &c->protect[i];
+
+		if (e->port == sport && e->integrity_len != 0 && entry_covers(e, family, src))
+			return (int)i;
+	}
+	return -1;
+}
+
+const struct conf_knock *conf_find_knock(const struct conf *c, int family, const uint8_t *dst,
+					 uint16_t port)
+{
+	const struct conf_knock *best = NULL;
+
+	for (size_t i = 0; i < c->nknock; i++) {
+		const struct conf_knock *k = &c->knock[i];
+
+		if (k->port == port && prefix_contains(&k->dst, family, dst) &&
+		    (!best || k->dst.len > best->dst.len))
+			best = k;
+	}
+	return best;
+}
