@@ -398,7 +398,8 @@ int nl_acks_result(const struct nl_acks *a, char *err, size_t errlen)
 	const char *sep = a->extmsg[0] ? ": " : "";
 
 	if (a->failed) {
-		snprintf(err, errlen, "cannot record the batch's messages: %s", strerror(-a->failed));
+		snprintf(err, errlen, "cannot record the batch's messages: %s",
+			 strerror(-a->failed));
 		return a->failed;
 	}
 	if (a->refused) {
@@ -408,14 +409,15 @@ int nl_acks_result(const struct nl_acks *a, char *err, size_t errlen)
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		if (a->m[i].done && a->m[i].err) {
-			snprintf(err, errlen, "%s: %s%s%s", a->m[i].what, strerror(-a->m[i].err), sep,
-				 a->extmsg);
+			snprintf(err, errlen, "%s: %s%s%s", a->m[i].what,
+				 strerror(-a->m[i].err), sep, a->extmsg);
 			return a->m[i].err;
 		}
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		if (!a->m[i].done) {
-			snprintf(err, errlen, "%s: %s (%zu of %zu messages unanswered)", a->m[i].what,
+			snprintf(err, errlen, "%s: %s (%zu of %zu messages unanswered)",
+				 a->m[i].what,
 				 a->lost ? "the kernel's answer was lost (receive buffer overrun)"
 					 : "no answer from the kernel",
 				 a->n - a->answered, a->n);
