@@ -13,43 +13,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <time.h>
 
 #include <libmnl/libmnl.h>
 
 #include "ctnl.h"
+#include "nl.h"
 
 enum {
 	CT_BUF_BYTES = 8192,
 	TCP_CONNTRACK_SYN_SENT_STATE = 1,	/* enum tcp_conntrack: SYN_SENT */
 };
 
+/* The transport bounds every wait (nl.h): a lost answer cannot hang a worker. */
 struct ctnl {
-	struct mnl_socket *nl;
-	unsigned portid;
-	uint32_t seq;
+	struct nl *nl;
 };
 
 struct ctnl *ctnl_open(void)
 {
 	struct ctnl *c = calloc(1, sizeof(*c));
-	struct timeval tv = { .tv_sec = 1 };
 
 	if (!c)
 		return NULL;
-	c->nl = mnl_socket_open(NETLINK_NETFILTER);
-	if (!c->nl || mnl_socket_bind(c->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+	c->nl = nl_open(NETLINK_NETFILTER, 0);
+	if (!c->nl) {
 		int saved = errno;
 
 		ctnl_close(c);
 		errno = saved;
 		return NULL;
 	}
-	/* The kernel answers within the send; a lost answer must not hang us. */
-	setsockopt(mnl_socket_get_fd(c->nl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	c->portid = mnl_socket_get_portid(c->nl);
-	c->seq = (uint32_t)time(NULL);
 	return c;
 }
 
@@ -57,20 +50,18 @@ void ctnl_close(struct ctnl *c)
 {
 	if (!c)
 		return;
-	if (c->nl)
-		mnl_socket_close(c->nl);
+	nl_close(c->nl);
 	free(c);
 }
 
-static struct nlmsghdr *put_header(struct ctnl *c, char *buf, int type, uint16_t flags,
-				   int family)
+/* A request that asks for an acknowledgement; nl_talk() stamps its seq. */
+static struct nlmsghdr *put_header(char *buf, int type, uint16_t flags, int family)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct nfgenmsg *nfg;
 
 	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
-	nlh->nlmsg_seq = ++c->seq;
 	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
 	nfg->nfgen_family = (uint8_t)family;
 	nfg->version = NFNETLINK_V0;
@@ -105,30 +96,11 @@ static void put_orig(struct nlmsghdr *nlh, const struct ct_flow *f)
 	put_tuple(nlh, CTA_TUPLE_ORIG, f->family, f->src, f->dst, f->sport, f->dport);
 }
 
-static int talk(struct ctnl *c, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
-{
-	char buf[CT_BUF_BYTES];
-	int n;
-
-	if (mnl_socket_sendto(c->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
-		n = (int)mnl_socket_recvfrom(c->nl, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		n = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, c->portid, cb, data);
-		if (n < 0)
-			return -errno;
-		if (n == MNL_CB_STOP)
-			return 0;
-	}
-}
-
 int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t kernel_isn,
 		uint32_t delta, uint32_t timeout, uint32_t mark, bool be_liberal)
 {
 	char buf[CT_BUF_BYTES];
-	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_NEW, NLM_F_CREATE | NLM_F_EXCL,
+	struct nlmsghdr *nlh = put_header(buf, IPCTNL_MSG_CT_NEW, NLM_F_CREATE | NLM_F_EXCL,
 					  f->family);
 
 	put_orig(nlh, f);
@@ -160,7 +132,7 @@ int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t k
 	}
 	mnl_attr_nest_end(nlh, tcp);
 	mnl_attr_nest_end(nlh, pi);
-	return talk(c, nlh, NULL, NULL);
+	return nl_talk(c->nl, nlh, NULL, NULL);
 }
 
 /*
@@ -243,12 +215,12 @@ static int info_cb(const struct nlmsghdr *nlh, void *data)
 int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
 {
 	char buf[CT_BUF_BYTES];
-	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_GET, 0, f->family);
+	struct nlmsghdr *nlh = put_header(buf, IPCTNL_MSG_CT_GET, 0, f->family);
 	struct ct_info out = { 0 };
 	int r;
 
 	put_orig(nlh, f);
-	r = talk(c, nlh, info_cb, &out);
+	r = nl_talk(c->nl, nlh, info_cb, &out);
 	if (r < 0)
 		return r;
 	*ret = out;
@@ -259,22 +231,22 @@ int ctnl_set_mark(struct ctnl *c, const struct ct_flow *f, uint32_t mark, uint32
 {
 	char buf[CT_BUF_BYTES];
 	/* NEW without NLM_F_CREATE: change an entry that exists, make none. */
-	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_NEW, 0, f->family);
+	struct nlmsghdr *nlh = put_header(buf, IPCTNL_MSG_CT_NEW, 0, f->family);
 
 	put_orig(nlh, f);
 	/* The kernel keeps the bits outside mask: mark = (mark & ~mask) ^ ours. */
 	mnl_attr_put_u32(nlh, CTA_MARK, htonl(mark & mask));
 	mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(mask));
-	return talk(c, nlh, NULL, NULL);
+	return nl_talk(c->nl, nlh, NULL, NULL);
 }
 
 int ctnl_delete(struct ctnl *c, const struct ct_flow *f)
 {
 	char buf[CT_BUF_BYTES];
-	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_DELETE, 0, f->family);
+	struct nlmsghdr *nlh = put_header(buf, IPCTNL_MSG_CT_DELETE, 0, f->family);
 
 	put_orig(nlh, f);
-	return talk(c, nlh, NULL, NULL);
+	return nl_talk(c->nl, nlh, NULL, NULL);
 }
 
 struct count_ctx {
@@ -356,24 +328,13 @@ long ctnl_count_translated(struct ctnl *c,
 			   const void *arg)
 {
 	char buf[CT_BUF_BYTES];
-	struct nlmsghdr *nlh = put_header(c, buf, IPCTNL_MSG_CT_GET, NLM_F_DUMP, AF_UNSPEC);
+	struct nlmsghdr *nlh = put_header(buf, IPCTNL_MSG_CT_GET, NLM_F_DUMP, AF_UNSPEC);
 	struct count_ctx cc = { 0, is_knock_dst, arg };
-	char rbuf[1 << 16];
-	int n;
+	int r;
 
+	/* A dump ends with NLMSG_DONE; it asks for no acknowledgement. */
 	nlh->nlmsg_flags &= (uint16_t)~NLM_F_ACK;
-	if (mnl_socket_sendto(c->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	/* Bounded: a dump ends with NLMSG_DONE; a timeout ends it too. */
-	for (int i = 0; i < 100000; i++) {
-		n = (int)mnl_socket_recvfrom(c->nl, rbuf, sizeof(rbuf));
-		if (n < 0)
-			return -errno;
-		n = mnl_cb_run(rbuf, (size_t)n, nlh->nlmsg_seq, c->portid, count_cb, &cc);
-		if (n < 0)
-			return -errno;
-		if (n == MNL_CB_STOP)
-			break;
-	}
-	return cc.n;
+	r = nl_talk(c->nl, nlh, count_cb, &cc);
+
+	return r < 0 ? r : cc.n;
 }

@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
@@ -27,10 +25,11 @@
 
 #include "log.h"
 #include "nfq.h"
+#include "nl.h"
 
 enum {
 	RCVBUF_BYTES = 8 << 20,		/* room for bursts; also keeps the socket from wedging */
-	RCV_TIMEOUT_US = 10000,
+	RCV_TIMEOUT_MS = 10,
 	MSG_OVERHEAD = 1024,		/* netlink + nfqueue attributes around the copy */
 	SEND_BUF_BYTES = 256 << 10,
 	SNDBUF_BYTES = 1 << 20,		/* > SEND_BUF_BYTES: netlink refuses bigger sends */
@@ -47,14 +46,14 @@ struct pending {
 };
 
 struct nfqueue {
-	struct mnl_socket *nl;
+	struct nl *nl;
 	uint16_t num;
-	unsigned portid;
 	unsigned batch;
 	size_t bufsize;
 	uint8_t *rxbufs;		/* batch x bufsize */
 	struct mmsghdr *msgs;
 	struct iovec *iovs;
+	struct sockaddr_nl *from;	/* each datagram's sender: only the kernel's count */
 	struct pending *pend;		/* at most batch + held verdicts per flush */
 	size_t npend, pendcap;
 	uint32_t last_id;		/* of the latest verdict added */
@@ -65,20 +64,11 @@ struct nfqueue {
 	struct nfqueue_stats st;
 };
 
-static int cfg_send(struct nfqueue *q, struct nlmsghdr *nlh)
+/* A config command, answered by its acknowledgement. */
+static int cfg_talk(struct nfqueue *q, struct nlmsghdr *nlh)
 {
-	char buf[CFG_BUF_BYTES];
-	uint32_t seq = nlh->nlmsg_seq = (uint32_t)time(NULL);
-	int ret;
-
 	nlh->nlmsg_flags |= NLM_F_ACK;
-	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	ret = (int)mnl_socket_recvfrom(q->nl, buf, sizeof(buf));
-	if (ret < 0)
-		return -errno;
-	ret = mnl_cb_run(buf, (size_t)ret, seq, q->portid, NULL, NULL);
-	return ret < 0 ? -errno : 0;
+	return nl_talk(q->nl, nlh, NULL, NULL);
 }
 
 static int configure(struct nfqueue *q, uint32_t copy_range, uint32_t maxlen, unsigned flags)
@@ -90,7 +80,7 @@ static int configure(struct nfqueue *q, uint32_t copy_range, uint32_t maxlen, un
 
 	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
 	nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_BIND);
-	r = cfg_send(q, nlh);
+	r = cfg_talk(q, nlh);
 	if (r < 0) {
 		errno = -r;
 		log_warn("cannot bind NFQUEUE %u%s", q->num,
@@ -112,7 +102,7 @@ static int configure(struct nfqueue *q, uint32_t copy_range, uint32_t maxlen, un
 	 */
 	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(f));
 	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO));
-	r = cfg_send(q, nlh);
+	r = cfg_talk(q, nlh);
 	if (r < 0) {
 		errno = -r;
 		log_warn("cannot configure NFQUEUE %u", q->num);
@@ -122,25 +112,25 @@ static int configure(struct nfqueue *q, uint32_t copy_range, uint32_t maxlen, un
 
 static void set_sockopts(struct nfqueue *q)
 {
-	int fd = mnl_socket_get_fd(q->nl);
-	int size = RCVBUF_BYTES;
-	struct timeval tv = { .tv_sec = 0, .tv_usec = RCV_TIMEOUT_US };
+	int r;
 
-	/* FORCE needs CAP_NET_ADMIN and ignores rmem_max; fall back if absent. */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0 &&
-	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) < 0)
+	if ((r = nl_raise_rcvbuf(q->nl, RCVBUF_BYTES)) < 0) {
+		errno = -r;
 		log_warn("NFQUEUE %u: cannot size the receive buffer", q->num);
+	}
 	/*
 	 * One send carries a whole batch of verdicts, rewritten packets
 	 * included; netlink refuses a message larger than the send buffer
 	 * (EMSGSIZE), which would lose every verdict in it.
 	 */
-	size = SNDBUF_BYTES;
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0 &&
-	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0)
+	if ((r = nl_raise_sndbuf(q->nl, SNDBUF_BYTES)) < 0) {
+		errno = -r;
 		log_warn("NFQUEUE %u: cannot size the send buffer", q->num);
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+	}
+	if ((r = nl_set_rcvtimeo(q->nl, RCV_TIMEOUT_MS)) < 0) {
+		errno = -r;
 		log_warn("NFQUEUE %u: cannot set a receive timeout", q->num);
+	}
 }
 
 struct nfqueue *nfqueue_open(uint16_t num, uint32_t copy_range, uint32_t maxlen, unsigned flags,
@@ -159,22 +149,18 @@ struct nfqueue *nfqueue_open(uint16_t num, uint32_t copy_range, uint32_t maxlen,
 	q->rxbufs = malloc(q->batch * q->bufsize);
 	q->msgs = calloc(q->batch, sizeof(*q->msgs));
 	q->iovs = calloc(q->batch, sizeof(*q->iovs));
+	q->from = calloc(q->batch, sizeof(*q->from));
 	q->pend = calloc(q->pendcap, sizeof(*q->pend));
 	q->txbuf = malloc(SEND_BUF_BYTES);
-	if (!q->rxbufs || !q->msgs || !q->iovs || !q->pend || !q->txbuf) {
+	if (!q->rxbufs || !q->msgs || !q->iovs || !q->from || !q->pend || !q->txbuf) {
 		errno = ENOMEM;
 		goto fail;
 	}
-	q->nl = mnl_socket_open(NETLINK_NETFILTER);
+	q->nl = nl_open(NETLINK_NETFILTER, 0);
 	if (!q->nl) {
 		log_warn("NFQUEUE %u: cannot open a netlink socket", num);
 		goto fail;
 	}
-	if (mnl_socket_bind(q->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		log_warn("NFQUEUE %u: cannot bind the netlink socket", num);
-		goto fail;
-	}
-	q->portid = mnl_socket_get_portid(q->nl);
 	set_sockopts(q);
 	if (configure(q, copy_range, maxlen, flags) < 0)
 		goto fail;
@@ -183,6 +169,7 @@ struct nfqueue *nfqueue_open(uint16_t num, uint32_t copy_range, uint32_t maxlen,
 		q->iovs[i].iov_len = q->bufsize;
 		q->msgs[i].msg_hdr.msg_iov = &q->iovs[i];
 		q->msgs[i].msg_hdr.msg_iovlen = 1;
+		q->msgs[i].msg_hdr.msg_name = &q->from[i];
 	}
 	return q;
 fail:
@@ -202,12 +189,13 @@ void nfqueue_close(struct nfqueue *q)
 		struct nlmsghdr *nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
 
 		nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_UNBIND);
-		mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len);
-		mnl_socket_close(q->nl);
+		nl_send(q->nl, nlh, nlh->nlmsg_len);
+		nl_close(q->nl);
 	}
 	free(q->rxbufs);
 	free(q->msgs);
 	free(q->iovs);
+	free(q->from);
 	free(q->pend);
 	free(q->txbuf);
 	free(q);
@@ -255,12 +243,9 @@ static void send_with_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v
 {
 	static const uint8_t zeros[NLA_ALIGNTO];
 	char hdr[VERDICT_MSG_BYTES + NLA_HDRLEN];
-	struct sockaddr_nl snl = { .nl_family = AF_NETLINK };
 	struct nlmsghdr *nlh;
 	struct nlattr *a;
 	struct iovec iov[3];
-	struct msghdr msg = { .msg_name = &snl, .msg_namelen = sizeof(snl), .msg_iov = iov,
-			      .msg_iovlen = 3 };
 	size_t head, pad = NLA_ALIGN(NLA_HDRLEN + len) - (NLA_HDRLEN + len);
 
 	tx_send(q, q->txoff);
@@ -278,7 +263,7 @@ static void send_with_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v
 	iov[0] = (struct iovec){ .iov_base = hdr, .iov_len = head };
 	iov[1] = (struct iovec){ .iov_base = (void *)(uintptr_t)pkt, .iov_len = len };
 	iov[2] = (struct iovec){ .iov_base = (void *)(uintptr_t)zeros, .iov_len = pad };
-	if (sendmsg(mnl_socket_get_fd(q->nl), &msg, 0) < 0)
+	if (nl_sendv(q->nl, iov, 3) < 0)
 		q->st.send_errors++;
 	q->st.verdicts++;
 	q->st.large_verdicts++;
@@ -331,16 +316,18 @@ static int tx_send(struct nfqueue *q, size_t len)
 	const struct nlmsghdr *nlh = (const struct nlmsghdr *)q->txbuf;
 	int left = (int)len, ret = 0;
 
-	if (len == 0 || mnl_socket_sendto(q->nl, q->txbuf, len) >= 0)
+	if (len == 0 || nl_send(q->nl, q->txbuf, len) == 0)
 		return 0;
 	/*
 	 * A lost verdict would leave its packet queued for good: retry the
 	 * messages one by one, so one refused message costs only itself.
 	 */
 	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
-		if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0) {
+		int r = nl_send(q->nl, nlh, nlh->nlmsg_len);
+
+		if (r < 0) {
 			q->st.send_errors++;
-			ret = -errno;
+			ret = r;
 		}
 	}
 	return ret;
@@ -436,8 +423,12 @@ static void handle_msg(struct nfqueue *q, const struct nlmsghdr *nlh, nfqueue_ha
 
 int nfqueue_recv(struct nfqueue *q, nfqueue_handler handler, void *arg)
 {
-	int n = recvmmsg(mnl_socket_get_fd(q->nl), q->msgs, q->batch, MSG_WAITFORONE, NULL);
+	int n;
 
+	/* The kernel writes each sender's address length back. */
+	for (unsigned i = 0; i < q->batch; i++)
+		q->msgs[i].msg_hdr.msg_namelen = sizeof(q->from[i]);
+	n = recvmmsg(nl_fd(q->nl), q->msgs, q->batch, MSG_WAITFORONE, NULL);
 	if (n < 0) {
 		switch (errno) {
 		case EAGAIN:
@@ -456,7 +447,14 @@ int nfqueue_recv(struct nfqueue *q, nfqueue_handler handler, void *arg)
 		const struct nlmsghdr *nlh = (const struct nlmsghdr *)q->iovs[i].iov_base;
 		int len = (int)q->msgs[i].msg_len;
 
-		if (q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+		/*
+		 * Any local process may send to our port id; a packet message
+		 * it forged could name a queued packet's id and get it our
+		 * verdict.  Only the kernel's messages are read.
+		 */
+		if ((q->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ||
+		    q->msgs[i].msg_hdr.msg_namelen != sizeof(q->from[i]) ||
+		    q->from[i].nl_pid != 0) {
 			q->st.bad_msgs++;
 			continue;
 		}
@@ -474,7 +472,7 @@ const struct nfqueue_stats *nfqueue_get_stats(const struct nfqueue *q)
 
 int nfqueue_fd(const struct nfqueue *q)
 {
-	return mnl_socket_get_fd(q->nl);
+	return nl_fd(q->nl);
 }
 
 uint16_t nfqueue_num(const struct nfqueue *q)

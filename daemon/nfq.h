@@ -1,7 +1,8 @@
 /*
  * nfq.h - one NFQUEUE queue over libmnl + libnetfilter_queue's nlmsg API.
  *
- * The only module that includes libnetfilter_queue or builds queue messages.
+ * The only module that includes libnetfilter_queue or builds queue messages;
+ * the socket is the netlink transport's (nl.h).
  * Contract:
  *   - nfqueue_open() binds queue num with a copy range and flags, sizes the socket
  *     (SO_RCVBUFFORCE), and sets a short receive timeout so the reader never
@@ -12,6 +13,11 @@
  *   - nfqueue_recv() reads up to a batch of packets with one recvmmsg() and calls
  *     the handler for each, in queue order; the handler must answer every
  *     packet exactly once, now (nfqueue_verdict*) or later (a held packet).
+ *     It waits at most the short receive timeout for the first packet and
+ *     returns 0 when none came, so it may be called after poll() on
+ *     nfqueue_fd() reported the socket readable, or without polling.
+ *     Only the kernel's messages are read: one another process sent to our
+ *     port id is counted in bad_msgs and ignored.
  *   - Verdicts are buffered and go out with nfqueue_flush(), in the order they
  *     were given: equal runs become one NFQNL_MSG_VERDICT_BATCH while nothing
  *     is held and the verdicts came in id order, single verdicts otherwise (a

@@ -6,11 +6,13 @@
  * batch (delete-if-present + create), so the ruleset is either the old one
  * or the new one, never half, whatever the configuration's size; a refused
  * batch is reported with the command that failed, and a command the kernel
- * did not answer (within a deadline) fails the install as well.  The kernel's native `queue` expression is used when it exists,
- * else the xtables NFQUEUE target through nft compat (probed at start).
+ * did not answer (within a deadline) fails the install as well, naming it.
+ * The kernel's native `queue` expression is used when it exists, else the
+ * xtables NFQUEUE target through nft compat (probed at start).
  * nftrules_print() writes the same ruleset in nft syntax for admins who
- * manage rules by hand (knockgw print-rules).  The only module that includes
- * libnftnl.
+ * manage rules by hand (knockgw print-rules), from the same plan the install
+ * uses.  The rules adapter (nftrules, nftplan, nftexpr, nftbatch) is the
+ * only code that includes libnftnl.
  */
 #ifndef KNOCKGW_NFTRULES_H
 #define KNOCKGW_NFTRULES_H

@@ -11,19 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <time.h>
 
 #include <libmnl/libmnl.h>
 
+#include "nl.h"
 #include "sockkill.h"
 
 enum { SK_BUF_BYTES = 8192 };
 
+/* The transport bounds every wait (nl.h): a lost answer cannot stall a worker. */
 struct sockkill {
-	struct mnl_socket *nl;
-	unsigned portid;
-	uint32_t seq;
+	struct nl *nl;
 };
 
 struct sockkill *sockkill_open(void)
@@ -32,19 +30,14 @@ struct sockkill *sockkill_open(void)
 
 	if (!sk)
 		return NULL;
-	sk->nl = mnl_socket_open(NETLINK_SOCK_DIAG);
-	if (!sk->nl || mnl_socket_bind(sk->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+	sk->nl = nl_open(NETLINK_SOCK_DIAG, 0);
+	if (!sk->nl) {
 		int saved = errno;
 
 		sockkill_close(sk);
 		errno = saved;
 		return NULL;
 	}
-	/* The kernel answers at once; never let a lost answer stall a worker. */
-	struct timeval tv = { .tv_sec = 1 };
-	setsockopt(mnl_socket_get_fd(sk->nl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	sk->portid = mnl_socket_get_portid(sk->nl);
-	sk->seq = (uint32_t)time(NULL);
 	return sk;
 }
 
@@ -52,23 +45,26 @@ void sockkill_close(struct sockkill *sk)
 {
 	if (!sk)
 		return;
-	if (sk->nl)
-		mnl_socket_close(sk->nl);
+	nl_close(sk->nl);
 	free(sk);
 }
 
-/* One request for the socket local:lport <-> remote:rport (cookie: which one). */
-static struct nlmsghdr *put_req(char *buf, uint16_t type, uint32_t seq, int family,
-				const uint8_t *local, uint16_t lport, const uint8_t *remote,
-				uint16_t rport, const uint32_t cookie[2])
+/*
+ * One request for the socket local:lport <-> remote:rport (cookie: which
+ * one).  Both ask for an acknowledgement, which follows the lookup's
+ * answer, so the lookup's end is seen without waiting; nl_talk() stamps
+ * the sequence number.
+ */
+static struct nlmsghdr *put_req(char *buf, uint16_t type, int family, const uint8_t *local,
+				uint16_t lport, const uint8_t *remote, uint16_t rport,
+				const uint32_t cookie[2])
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct inet_diag_req_v2 *req;
 	size_t alen = family == AF_INET6 ? 16 : 4;
 
 	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | (type == SOCK_DESTROY ? NLM_F_ACK : 0);
-	nlh->nlmsg_seq = seq;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	req = mnl_nlmsg_put_extra_header(nlh, sizeof(*req));
 	req->sdiag_family = (uint8_t)family;
 	req->sdiag_protocol = IPPROTO_TCP;
@@ -104,21 +100,6 @@ static int found_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int talk(struct sockkill *sk, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
-{
-	char buf[SK_BUF_BYTES];
-	uint32_t seq = nlh->nlmsg_seq;
-	int ret;
-
-	if (mnl_socket_sendto(sk->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	ret = (int)mnl_socket_recvfrom(sk->nl, buf, sizeof(buf));
-	if (ret < 0)
-		return -errno;
-	ret = mnl_cb_run(buf, (size_t)ret, seq, sk->portid, cb, data);
-	return ret < 0 ? -errno : 0;
-}
-
 /*
  * The kernel finds the socket to destroy as it finds the one a packet is
  * for: the connection's own, or else the listening socket of the port.
@@ -136,14 +117,14 @@ int sockkill_destroy(struct sockkill *sk, int family, const uint8_t *local, uint
 	struct found f = { 0 };
 	int ret;
 
-	ret = talk(sk, put_req(buf, SOCK_DIAG_BY_FAMILY, ++sk->seq, family, local, lport, remote,
-			       rport, any),
-		   found_cb, &f);
+	ret = nl_talk(sk->nl,
+		      put_req(buf, SOCK_DIAG_BY_FAMILY, family, local, lport, remote, rport, any),
+		      found_cb, &f);
 	if (ret < 0)
 		return ret;
 	if (!f.ok || f.state == TCP_LISTEN)
 		return -ENOENT;
-	return talk(sk, put_req(buf, SOCK_DESTROY, ++sk->seq, family, local, lport, remote, rport,
-				f.cookie),
-		    NULL, NULL);
+	return nl_talk(sk->nl,
+		       put_req(buf, SOCK_DESTROY, family, local, lport, remote, rport, f.cookie),
+		       NULL, NULL);
 }

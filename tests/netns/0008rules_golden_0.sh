@@ -3,6 +3,28 @@
 # golden dumps (counters stripped) for a config using every kind of rule;
 # a stale table of the same name is replaced atomically, and the table is
 # gone after the daemon stops.
+#
+# print-rules and the install are one plan: print-rules' output is loaded
+# with `nft -f` into a namespace of its own ($NS_P), listed, and the listing
+# diffed against the listing of the table the daemon installed, both
+# listed by the same nft (so its spelling of flags, priorities and masks is
+# the same on both sides).  On a kernel with nft's native queue expression
+# the two listings are compared as they are.  A kernel without it (the
+# daemon probes, and print-rules, run in the same namespace, says so in
+# its header) cannot load a `queue` statement: the daemon installs the
+# xtables NFQUEUE target through nft compat instead, which nft lists
+# translated as `queue num N[-M] [bypass]`.  There each `queue num ...`
+# statement that ends a rule is replaced, on both sides, by a rule comment
+# holding the same text (a comment needs no kernel module and lists back as
+# written): every match, mark and conntrack operation, verdict, chain,
+# hook, priority and the rule order are compared as nft lists them (counters
+# stripped, as for the golden dumps), and the queue numbers and bypass flag
+# as text.
+#
+#   $NS_S: the daemon's table        $NS_P: print-rules' output, nft -f
+#          nft list | strip                 nft list | strip
+#          [compat: queue -> comment]      (loaded with [queue -> comment])
+#                          \_____ diff _____/
 . "$(dirname "$0")/lib.sh"
 GOLDEN=$TOP/tests/netns/golden
 
@@ -38,6 +60,27 @@ in_s nft list table inet knockgw 2>/dev/null | strip >"$TMP/table.nft"
 if [ -n "${UPDATE_GOLDEN:-}" ]; then cp "$TMP/table.nft" "$GOLDEN/table.nft"; fi
 check "the installed table matches golden/table.nft" diff -u "$GOLDEN/table.nft" "$TMP/table.nft"
 check "no other table was created" [ "$(in_s nft list tables 2>/dev/null | grep -c .)" = 1 ]
+
+# print-rules' plan, loaded by nft, against the daemon's (see the header).
+NS_P=$PFX-3
+ip netns add "$NS_P"
+asis() { cat; }
+toqcomment() { sed 's/queue num \([0-9-]*\)\( bypass\)\{0,1\}$/comment "queue num \1\2"/'; }
+if grep -q "lacks nft's queue expression" "$TMP/print.txt"; then
+	queue=toqcomment
+	check "the daemon installed the compat target, as print-rules says" \
+		grep -q 'using the xtables NFQUEUE' "$TMP/knockgw-$NS_S.log"
+else
+	queue=asis
+fi
+$queue <"$TMP/print.txt" >"$TMP/print.nft"
+check "nft -f loads print-rules' output" ip netns exec "$NS_P" nft -f "$TMP/print.nft"
+ip netns exec "$NS_P" nft list table inet knockgw 2>/dev/null | strip >"$TMP/print-loaded.nft"
+$queue <"$TMP/table.nft" >"$TMP/table-cmp.nft"
+check "every rule print-rules loads is queued, compared" \
+	[ "$(grep -c 'queue num' "$TMP/table-cmp.nft" "$TMP/print-loaded.nft" | grep -c ':0$')" = 0 ]
+check "print-rules' ruleset, loaded by nft, lists as the daemon's table" \
+	diff -u "$TMP/print-loaded.nft" "$TMP/table-cmp.nft"
 
 kill "$KGW_PID"
 wait_for 5 sh -c "! kill -0 $KGW_PID"

@@ -1,0 +1,346 @@
+/*
+ * nftexpr.c - a planned rule as libnftnl expressions (see nftexpr.h).
+ *
+ * Every match loads a field into register 1 and compares it there; every
+ * rule ends in its verdict (or none: the chain goes on).  The byte layout
+ * is what nft itself generates for the same text, so `nft list` shows the
+ * installed rules as print-rules writes them.
+ */
+#include <arpa/inet.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/x_tables.h>
+#include <linux/netfilter/xt_NFQUEUE.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+
+#include "nftexpr.h"
+
+enum {
+	TCP_FLAGS_OFF = 13,
+	TCP_DPORT_OFF = 2,
+	TCP_SYN_BIT = 0x02,
+	TCP_RST_BIT = 0x04,
+	TCP_ACK_BIT = 0x10,
+	CT_STATE_NEW_OR_INVALID = NF_CT_STATE_INVALID_BIT | NF_CT_STATE_BIT(IP_CT_NEW),
+	CT_STATE_NEW_OR_UNTRACKED = NF_CT_STATE_BIT(IP_CT_NEW) | NF_CT_STATE_UNTRACKED_BIT,
+};
+
+/* The keyed expressions: a packet's meta data and its conntrack entry. */
+enum key_expr { KEY_META, KEY_CT };
+
+static const struct {
+	const char *name;
+	uint16_t key, dreg, sreg;
+} key_exprs[] = {
+	[KEY_META] = { "meta", NFTNL_EXPR_META_KEY, NFTNL_EXPR_META_DREG, NFTNL_EXPR_META_SREG },
+	[KEY_CT] = { "ct", NFTNL_EXPR_CT_KEY, NFTNL_EXPR_CT_DREG, NFTNL_EXPR_CT_SREG },
+};
+
+/* Loads key into register 1 or, with store, sets key from it. */
+static void x_key(struct nftnl_rule *r, enum key_expr x, uint32_t key, bool store)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc(key_exprs[x].name);
+
+	nftnl_expr_set_u32(e, key_exprs[x].key, key);
+	nftnl_expr_set_u32(e, store ? key_exprs[x].sreg : key_exprs[x].dreg, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("payload");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+}
+
+/* reg1 = (reg1 & mask) ^ xor */
+static void x_bitwise(struct nftnl_rule *r, const void *mask, const void *xor, uint32_t len)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("bitwise");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, xor, len);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("cmp");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+	nftnl_rule_add_expr(r, e);
+}
+
+/* reg1 & mask == value, on a 32-bit host-order key (marks, ct state). */
+static void x_masked_eq32(struct nftnl_rule *r, uint32_t mask, uint32_t value, uint32_t op)
+{
+	uint32_t zero = 0;
+
+	x_bitwise(r, &mask, &zero, sizeof(mask));
+	x_cmp(r, op, &value, sizeof(value));
+}
+
+static void x_verdict(struct nftnl_rule *r, int verdict)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("immediate");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_counter(struct nftnl_rule *r)
+{
+	nftnl_rule_add_expr(r, nftnl_expr_alloc("counter"));
+}
+
+static void x_queue(struct nftnl_rule *r, const struct nftplan *p, enum nft_queue_kind kind,
+		    bool bypass)
+{
+	struct nftnl_expr *e;
+
+	bypass = bypass || p->bypass;
+	if (kind == NFT_QUEUE_NATIVE) {
+		e = nftnl_expr_alloc("queue");
+		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_NUM, p->qnum);
+		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_TOTAL, p->qtotal);
+		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_FLAGS, bypass ? NFT_QUEUE_FLAG_BYPASS : 0);
+	} else {
+		/* libnftnl owns (frees) the info blob; xtables blobs are host order. */
+		struct xt_NFQ_info_v3 *info = calloc(1, XT_ALIGN(sizeof(*info)));
+
+		e = nftnl_expr_alloc("target");
+		if (info) {
+			info->queuenum = p->qnum;
+			info->queues_total = p->qtotal;
+			info->flags = bypass ? NFQ_FLAG_BYPASS : 0;
+		}
+		nftnl_expr_set_str(e, NFTNL_EXPR_TG_NAME, "NFQUEUE");
+		nftnl_expr_set_u32(e, NFTNL_EXPR_TG_REV, 3);
+		nftnl_expr_set(e, NFTNL_EXPR_TG_INFO, info, XT_ALIGN(sizeof(*info)));
+	}
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src)
+{
+	uint8_t nfproto = a->family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
+	uint32_t len = a->family == AF_INET ? 4 : 16;
+	uint8_t mask[16] = { 0 }, zero[16] = { 0 }, want[16];
+
+	x_key(r, KEY_META, NFT_META_NFPROTO, false);
+	x_cmp(r, NFT_CMP_EQ, &nfproto, 1);
+	/* Source at IPv4 offset 12 / IPv6 8, destination at 16 / 24. */
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER,
+		  a->family == AF_INET ? (src ? 12 : 16) : (src ? 8 : 24), len);
+	for (unsigned bit = 0; bit < a->len; bit++)
+		mask[bit / 8] |= (uint8_t)(0x80 >> (bit % 8));
+	for (unsigned i = 0; i < len; i++)
+		want[i] = a->addr[i] & mask[i];
+	if (a->len != len * 8)
+		x_bitwise(r, mask, zero, len);
+	x_cmp(r, NFT_CMP_EQ, want, len);
+}
+
+static void x_l4_tcp(struct nftnl_rule *r)
+{
+	uint8_t tcp = IPPROTO_TCP;
+
+	x_key(r, KEY_META, NFT_META_L4PROTO, false);
+	x_cmp(r, NFT_CMP_EQ, &tcp, 1);
+}
+
+/* socket transparent == value: no match at all when no socket is found. */
+static void x_socket_transparent(struct nftnl_rule *r, uint8_t value)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("socket");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_SOCKET_KEY, NFT_SOCKET_TRANSPARENT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_SOCKET_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	x_cmp(r, NFT_CMP_EQ, &value, 1);
+}
+
+static void x_tcp_port(struct nftnl_rule *r, uint16_t port, bool src)
+{
+	uint16_t be = htons(port);
+
+	x_l4_tcp(r);
+	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, src ? 0 : TCP_DPORT_OFF, 2);
+	x_cmp(r, NFT_CMP_EQ, &be, 2);
+}
+
+static void x_tcp_flags(struct nftnl_rule *r, uint8_t mask, uint8_t value, uint32_t op)
+{
+	uint8_t zero = 0;
+
+	x_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, TCP_FLAGS_OFF, 1);
+	x_bitwise(r, &mask, &zero, 1);
+	x_cmp(r, op, &value, 1);
+}
+
+/*
+ * Our INTEG code in the mark of a SYN: set the ct bit, clear our bits, and
+ * go on through the chain.  No verdict: a mark alone, which some other
+ * software might set, never lets a packet skip the knock rule.
+ */
+static void build_mark_rule(struct nftnl_rule *r, const struct kgw_marks *m)
+{
+	uint32_t ct_mask = ~m->ct_integ, ct_xor = m->ct_integ;
+	uint32_t keep = ~m->mask, zero = 0;
+
+	x_l4_tcp(r);
+	x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+	x_key(r, KEY_META, NFT_META_MARK, false);
+	x_masked_eq32(r, m->mask, m->integ, NFT_CMP_EQ);
+	/* ct mark = (ct mark & ~BIT) ^ BIT: sets the one bit. */
+	x_key(r, KEY_CT, NFT_CT_MARK, false);
+	x_bitwise(r, &ct_mask, &ct_xor, sizeof(ct_mask));
+	x_key(r, KEY_CT, NFT_CT_MARK, true);
+	x_key(r, KEY_META, NFT_META_MARK, false);
+	x_bitwise(r, &keep, &zero, sizeof(keep));
+	x_key(r, KEY_META, NFT_META_MARK, true);
+	x_counter(r);
+}
+
+static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, const struct nftplan *p,
+		       enum nft_queue_kind kind)
+{
+	uint8_t dir_original = 0, dir_reply = 1;	/* IP_CT_DIR_ORIGINAL, _REPLY */
+	const struct kgw_marks *m = &p->m;
+	uint32_t keep = ~m->mask, zero = 0;
+
+	switch (ru->kind) {
+	case RK_MARK_INTEG:
+		build_mark_rule(r, m);
+		return;
+	case RK_CT_KEEP:
+		x_key(r, KEY_CT, NFT_CT_STATE, false);
+		x_masked_eq32(r, NF_CT_STATE_BIT(IP_CT_ESTABLISHED), 0, NFT_CMP_NEQ);
+		x_counter(r);
+		return;
+	case RK_CLOSED_SOCKET:
+		x_l4_tcp(r);
+		x_tcp_flags(r, TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
+		x_socket_transparent(r, ru->value);
+		x_verdict(r, NF_ACCEPT);
+		return;
+	case RK_CLOSED:
+		x_l4_tcp(r);
+		x_tcp_flags(r, TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
+		x_counter(r);
+		x_queue(r, p, kind, true);
+		return;
+	default:
+		break;
+	}
+	if (ru->addr)
+		x_addr(r, ru->addr, ru->addr_is_src);
+	x_tcp_port(r, ru->port, ru->addr_is_src);
+	switch (ru->kind) {
+	case RK_SYN:
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		x_counter(r);
+		x_queue(r, p, kind, false);
+		break;
+	case RK_STRAY_QUEUE:
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
+		x_counter(r);
+		x_queue(r, p, kind, false);
+		break;
+	case RK_STRAY_DROP:
+		x_key(r, KEY_CT, NFT_CT_STATE, false);
+		x_masked_eq32(r, CT_STATE_NEW_OR_INVALID, 0, NFT_CMP_NEQ);
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
+		x_counter(r);
+		x_verdict(r, NF_DROP);
+		break;
+	case RK_NOCONN:
+	case RK_INVALID_INTEG: {
+		/* The mark tells the daemon which of the two queued it. */
+		uint32_t why = ru->kind == RK_NOCONN ? m->noconn : m->invalid;
+
+		x_key(r, KEY_CT, NFT_CT_STATE, false);
+		x_masked_eq32(r, ru->kind == RK_NOCONN ? CT_STATE_NEW_OR_UNTRACKED
+						      : NF_CT_STATE_INVALID_BIT,
+			      0, NFT_CMP_NEQ);
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
+		x_key(r, KEY_META, NFT_META_MARK, false);
+		x_bitwise(r, &keep, &why, sizeof(keep));
+		x_key(r, KEY_META, NFT_META_MARK, true);
+		x_counter(r);
+		x_queue(r, p, kind, false);
+		break;
+	}
+	case RK_INTEG:
+	case RK_INTEG_REPLY: {
+		bool reply = ru->kind == RK_INTEG_REPLY;
+		/*
+		 * The daemon reads why a packet came from our bits: the service's
+		 * side gets the reply code, the client's none, whatever it had.
+		 */
+		uint32_t code = reply ? m->reply : 0;
+
+		x_key(r, KEY_CT, NFT_CT_MARK, false);
+		x_masked_eq32(r, m->ct_integ, m->ct_integ, NFT_CMP_EQ);
+		x_key(r, KEY_CT, NFT_CT_DIRECTION, false);
+		x_cmp(r, NFT_CMP_EQ, reply ? &dir_reply : &dir_original, 1);
+		x_key(r, KEY_META, NFT_META_MARK, false);
+		x_bitwise(r, &keep, reply ? &code : &zero, sizeof(keep));
+		x_key(r, KEY_META, NFT_META_MARK, true);
+		x_counter(r);
+		x_queue(r, p, kind, false);
+		break;
+	}
+	case RK_CLIENT_SYN:
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		x_counter(r);
+		x_queue(r, p, kind, false);
+		break;
+	case RK_CLIENT_OUT:
+	case RK_CLIENT_IN:
+		if (ru->kind == RK_CLIENT_OUT)
+			x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
+		/* The flow's shift, kept in its conntrack mark, rides to us in
+		 * the packet mark (NFQA_MARK comes with every queued packet). */
+		x_key(r, KEY_CT, NFT_CT_MARK, false);
+		x_key(r, KEY_META, NFT_META_MARK, true);
+		x_counter(r);
+		x_queue(r, p, kind, false);
+		break;
+	case RK_CLOSED_SKIP:
+		x_verdict(r, NFT_RETURN);
+		break;
+	default:
+		break;
+	}
+}
+
+struct nftnl_rule *nftexpr_rule(const char *table, const struct nftplan_rule *ru,
+				const struct nftplan *p, enum nft_queue_kind kind)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+
+	if (!r)
+		return NULL;
+	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, table);
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, nftplan_chain_def(ru->chain)->name);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	build_rule(r, ru, p, kind);
+	return r;
+}

@@ -1,0 +1,465 @@
+/*
+ * nftplan.c - the ruleset planned from the configuration, and its text
+ * form (see nftplan.h).
+ *
+ *   table inet knockgw {
+ *     chain input {
+ *       type filter hook input priority -10; policy accept;
+ *       tcp flags & (syn|ack) == syn meta mark & MASK == INTEG
+ *                     ct mark set ct mark | CT_INTEG, clear our bits, go on
+ *                     (the daemon's REPEAT of a valid integrity SYN: the SYN
+ *                     rule below queues it again and the daemon lets it pass)
+ *       per protected port (and address, when limited):
+ *         tcp dport P tcp flags & (syn|ack) == syn              queue  (knocks)
+ *         tcp dport P tcp flags & (syn|ack|rst) == 0            queue  (FIN/NULL/Xmas:
+ *                                     the daemon answers like a closed port)
+ *           or, with on_fail "drop":  ct state new,invalid, not a SYN   drop
+ *         on_fail "reset": tcp dport P ct state new,untracked, not a SYN
+ *                     meta mark set mark & ~MASK | NOCONN       queue  (no connection
+ *                                     conntrack knows: a guessed SYN cookie, a lost flow)
+ *         tcp dport P ct mark & CT_INTEG ct direction original
+ *                     meta mark set mark & ~MASK                queue  (integrity)
+ *         integrity: tcp dport P ct state invalid, not a SYN
+ *                     meta mark set mark & ~MASK | INVALID      queue  (no entry, so
+ *                                     no flag: checked if its flow is being checked)
+ *     }
+ *     with an integrity entry: the service's side of those flows (pending.h)
+ *     chain output_integ {  type filter hook output priority -10;
+ *       per integrity entry (and address):
+ *         tcp sport P ct mark & CT_INTEG ct direction reply
+ *                     meta mark set mark & ~MASK | REPLY  queue
+ *     }
+ *     (The daemon clears a flow's CT_INTEG over ctnetlink once the service
+ *     acknowledged its bytes; no rule acts on a mark to do that.)
+ *     chain output_raw {                          client role, before conntrack
+ *       type filter hook output priority -300; policy accept;
+ *       per knock entry:  ip daddr D tcp dport P tcp flags & (syn|ack) == syn  queue
+ *     }
+ *     with closed_ports = "daemon" (and a protect entry):
+ *     chain input_closed {  type filter hook input priority 10;
+ *       per protected port (and address), as in chain input:
+ *         tcp dport P  return   (decided there: never queued twice; a valid
+ *                                knock to a port nobody listens on gets the
+ *                                kernel's RST)
+ *       tcp flags & (ack|rst) == 0  socket transparent 0  accept  (someone listens,
+ *       tcp flags & (ack|rst) == 0  socket transparent 1  accept   or the flow exists)
+ *       tcp flags & (ack|rst) == 0  queue bypass   (a closed port: answered like a
+ *                                                    refused knock) }
+ *     with translate = "user" only (the delta rides in the conntrack mark):
+ *     chain output {  type filter hook output priority -150;
+ *       ip daddr D tcp dport P tcp flags & (syn|ack) != syn  meta mark set ct mark  queue }
+ *     chain prerouting {  type filter hook prerouting priority -150;
+ *       ip saddr D tcp sport P  meta mark set ct mark  queue }
+ *   }
+ *
+ * Input priority -10: after conntrack (-200) so ct state and mark are known,
+ * and before the usual filter chains at 0.  The client's SYN chain runs
+ * before conntrack, so the daemon can create the flow's entry first.
+ * input_closed runs at 10, after the usual filter chains: a port another
+ * firewall drops is never answered by us; bypass, since without the daemon
+ * the kernel's own answer is the right one.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netfilter.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nftplan.h"
+#include "nftrules.h"
+
+enum {
+	CHAIN_PRIORITY = -10,
+	CLOSED_PRIORITY = 10,
+	RAW_PRIORITY = -300,
+	USER_PRIORITY = -150,
+	PLAN_FIRST = 64,
+};
+
+static const struct nftplan_chain_def chains[CH_MAX] = {
+	[CH_INPUT] = { "input", NF_INET_LOCAL_IN, CHAIN_PRIORITY },
+	[CH_INPUT_CLOSED] = { "input_closed", NF_INET_LOCAL_IN, CLOSED_PRIORITY },
+	[CH_OUTPUT_INTEG] = { "output_integ", NF_INET_LOCAL_OUT, CHAIN_PRIORITY },
+	[CH_OUTPUT_RAW] = { "output_raw", NF_INET_LOCAL_OUT, RAW_PRIORITY },
+	[CH_OUTPUT] = { "output", NF_INET_LOCAL_OUT, USER_PRIORITY },
+	[CH_PREROUTING] = { "prerouting", NF_INET_PRE_ROUTING, USER_PRIORITY },
+};
+
+const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch)
+{
+	return &chains[ch];
+}
+
+/* ------------------------------------------------------------------ plan */
+
+
+/*
+ * The plan grows as it is made: its size follows the configuration (up to
+ * CONF_MAX_PROTECT entries of CONF_MAX_ADDRS addresses each, and the knock
+ * entries), and a rule that did not fit must never be dropped silently, which
+ * would leave a port unprotected: out of memory fails the whole plan.
+ */
+static void plan_push(struct nftplan *p, struct nftplan_rule ru)
+{
+	if (p->failed)
+		return;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : PLAN_FIRST;
+		struct nftplan_rule *r = reallocarray(p->r, cap, sizeof(*r));
+
+		if (!r) {
+			p->failed = true;
+			return;
+		}
+		p->r = r;
+		p->cap = cap;
+	}
+	p->r[p->n++] = ru;
+	p->used[ru.chain] = true;
+}
+
+void nftplan_free(struct nftplan *p)
+{
+	free(p->r);
+	p->r = NULL;
+	p->n = p->cap = 0;
+}
+
+static void plan_add(struct nftplan *p, enum nftplan_kind k, const struct conf_protect *e,
+		     const struct prefix *a)
+{
+	enum nftplan_chain ch = k == RK_CLOSED_SKIP	   ? CH_INPUT_CLOSED
+			   : k == RK_INTEG_REPLY ? CH_OUTPUT_INTEG
+						 : CH_INPUT;
+
+	plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e ? e->port : 0, .addr = a,
+				    .addr_is_src = k == RK_INTEG_REPLY,
+				    .entry_line = e ? e->line : 0 });
+}
+
+static void plan_client(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
+			const struct conf_knock *e, bool src)
+{
+	plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e->port, .addr = &e->dst,
+				    .addr_is_src = src, .entry_line = e->line });
+}
+
+static void plan_entry(struct nftplan *p, const struct conf_protect *e, const struct prefix *a)
+{
+	plan_add(p, RK_SYN, e, a);
+	plan_add(p, e->on_fail == ON_FAIL_RESET ? RK_STRAY_QUEUE : RK_STRAY_DROP, e, a);
+	/*
+	 * A segment that opens no connection conntrack knows (an ACK with a
+	 * guessed SYN cookie; a flow whose entry was lost) never reaches the
+	 * socket unseen.  An invalid one carries no conntrack entry, so the
+	 * integrity rule cannot see it: for those flows it comes to the daemon
+	 * too, marked, and passes unless it belongs to a flow being checked.
+	 */
+	if (e->on_fail == ON_FAIL_RESET)
+		plan_add(p, RK_NOCONN, e, a);
+	if (e->integrity_len) {
+		plan_add(p, RK_INTEG, e, a);
+		plan_add(p, RK_INVALID_INTEG, e, a);
+	}
+}
+
+static void plan_start(const struct conf *c, struct nftplan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->qnum = c->queue_num;
+	p->qtotal = c->queue_count;
+	p->bypass = c->fail_open;
+	p->m = c->marks;
+}
+
+/*
+ * What stays after a stop while translated client flows are open: conntrack
+ * only runs in a namespace while some rule uses it, and seqadj with it; the
+ * user path's packets keep going to the queue, where they wait (and drop,
+ * to be retransmitted) until a daemon is back.  No knock, no server rule.
+ * 0 or -ENOMEM (then nothing is planned).
+ */
+int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
+{
+	plan_start(c, p);
+	plan_push(p, (struct nftplan_rule){ .kind = RK_CT_KEEP, .chain = CH_OUTPUT_RAW });
+	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++) {
+		plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, &c->knock[i], false);
+		plan_client(p, RK_CLIENT_IN, CH_PREROUTING, &c->knock[i], true);
+	}
+	if (p->failed) {
+		nftplan_free(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* 0 or -ENOMEM (then nothing is planned). */
+int nftplan_make(const struct conf *c, struct nftplan *p)
+{
+	bool integ = false;
+
+	plan_start(c, p);
+	plan_add(p, RK_MARK_INTEG, NULL, NULL);
+	for (size_t i = 0; i < c->nprotect; i++) {
+		const struct conf_protect *e = &c->protect[i];
+
+		if (e->naddrs == 0)
+			plan_entry(p, e, NULL);
+		for (size_t a = 0; a < e->naddrs; a++)
+			plan_entry(p, e, &e->addrs[a]);
+		integ = integ || e->integrity_len > 0;
+	}
+	if (integ) {
+		/*
+		 * The service's side of integrity flows: its data waits until
+		 * the client's bytes verify, and its acknowledgement of them
+		 * ends the checking (pending.h).
+		 */
+		for (size_t i = 0; i < c->nprotect; i++) {
+			const struct conf_protect *e = &c->protect[i];
+
+			if (e->integrity_len == 0)
+				continue;
+			if (e->naddrs == 0)
+				plan_add(p, RK_INTEG_REPLY, e, NULL);
+			for (size_t a = 0; a < e->naddrs; a++)
+				plan_add(p, RK_INTEG_REPLY, e, &e->addrs[a]);
+		}
+	}
+	if (c->closed_ports == CLOSED_DAEMON && c->nprotect > 0) {
+		/*
+		 * What the input chain decided is never queued again: a knock it
+		 * let through to a port nobody listens on gets the kernel's RST,
+		 * and an integrity SYN, which comes back through this hook after
+		 * every REPEAT, cannot loop between the kernel and the daemon.
+		 * The same port and address match as the input chain's rules, not
+		 * our mark: the mark rule clears it, and a mark alone says nothing
+		 * about the packet.
+		 */
+		for (size_t i = 0; i < c->nprotect; i++) {
+			const struct conf_protect *e = &c->protect[i];
+
+			if (e->naddrs == 0)
+				plan_add(p, RK_CLOSED_SKIP, e, NULL);
+			for (size_t a = 0; a < e->naddrs; a++)
+				plan_add(p, RK_CLOSED_SKIP, e, &e->addrs[a]);
+		}
+		for (uint8_t t = 0; t <= 1; t++)
+			plan_push(p, (struct nftplan_rule){ .kind = RK_CLOSED_SOCKET,
+						    .chain = CH_INPUT_CLOSED, .value = t });
+		plan_push(p, (struct nftplan_rule){ .kind = RK_CLOSED, .chain = CH_INPUT_CLOSED });
+	}
+	for (size_t i = 0; i < c->nknock; i++) {
+		const struct conf_knock *k = &c->knock[i];
+
+		plan_client(p, RK_CLIENT_SYN, CH_OUTPUT_RAW, k, false);
+		if (c->translate == TRANSLATE_USER) {
+			plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, k, false);
+			plan_client(p, RK_CLIENT_IN, CH_PREROUTING, k, true);
+		}
+	}
+	if (p->failed) {
+		nftplan_free(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ text form */
+
+static void print_addr(FILE *f, const struct prefix *a, bool src)
+{
+	char buf[INET6_ADDRSTRLEN];
+	unsigned full = a->family == AF_INET ? 32 : 128;
+
+	inet_ntop(a->family, a->addr, buf, sizeof(buf));
+	fprintf(f, "%s %s %s", a->family == AF_INET ? "ip" : "ip6", src ? "saddr" : "daddr", buf);
+	if (a->len != full)
+		fprintf(f, "/%u", a->len);
+	fputc(' ', f);
+}
+
+static void print_queue(FILE *f, const struct nftplan *p, bool bypass)
+{
+	bypass = bypass || p->bypass;
+	if (p->qtotal > 1)
+		fprintf(f, "queue num %u-%u%s", p->qnum, p->qnum + p->qtotal - 1,
+			bypass ? " bypass" : "");
+	else
+		fprintf(f, "queue num %u%s", p->qnum, bypass ? " bypass" : "");
+}
+
+static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_rule *r)
+{
+	const struct kgw_marks *m = &p->m;
+	unsigned keep = ~m->mask, ct = m->ct_integ;
+
+	fputs("\t\t", f);
+	switch (r->kind) {
+	case RK_MARK_INTEG:
+		fprintf(f, "tcp flags & (syn | ack) == syn meta mark & 0x%08x == 0x%08x "
+			   "ct mark set ct mark | 0x%08x meta mark set meta mark & 0x%08x counter\n",
+			m->mask, m->integ, ct, keep);
+		return;
+	case RK_CT_KEEP:
+		fputs("ct state established counter\n", f);
+		return;
+	case RK_CLOSED_SOCKET:
+		fprintf(f, "tcp flags & (ack | rst) == 0x0 socket transparent %u accept\n", r->value);
+		return;
+	case RK_CLOSED:
+		fputs("tcp flags & (ack | rst) == 0x0 counter ", f);
+		print_queue(f, p, true);
+		fputc('\n', f);
+		return;
+	default:
+		break;
+	}
+	if (r->addr)
+		print_addr(f, r->addr, r->addr_is_src);
+	fprintf(f, "tcp %s %u ", r->addr_is_src ? "sport" : "dport", r->port);
+	switch (r->kind) {
+	case RK_SYN:
+		fputs("tcp flags & (syn | ack) == syn counter ", f);
+		print_queue(f, p, false);
+		break;
+	case RK_STRAY_QUEUE:
+		fputs("tcp flags & (syn | ack | rst) == 0x0 counter ", f);
+		print_queue(f, p, false);
+		break;
+	case RK_STRAY_DROP:
+		fputs("ct state new,invalid tcp flags & (syn | ack) != syn counter drop", f);
+		break;
+	case RK_NOCONN:
+		fprintf(f, "ct state new,untracked tcp flags & (syn | ack) != syn "
+			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
+			keep, m->noconn);
+		print_queue(f, p, false);
+		break;
+	case RK_INVALID_INTEG:
+		fprintf(f, "ct state invalid tcp flags & (syn | ack) != syn "
+			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
+			keep, m->invalid);
+		print_queue(f, p, false);
+		break;
+	case RK_INTEG:
+		fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction original "
+			   "meta mark set meta mark & 0x%08x counter ",
+			ct, ct, keep);
+		print_queue(f, p, false);
+		break;
+	case RK_INTEG_REPLY:
+		fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction reply "
+			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
+			ct, ct, keep, m->reply);
+		print_queue(f, p, false);
+		break;
+	case RK_CLIENT_SYN:
+		fputs("tcp flags & (syn | ack) == syn counter ", f);
+		print_queue(f, p, false);
+		break;
+	case RK_CLIENT_OUT:
+		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);
+		print_queue(f, p, false);
+		break;
+	case RK_CLIENT_IN:
+		fputs("meta mark set ct mark counter ", f);
+		print_queue(f, p, false);
+		break;
+	case RK_CLOSED_SKIP:
+		fputs("return", f);
+		break;
+	default:
+		break;
+	}
+	fputc('\n', f);
+}
+
+void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f)
+{
+	struct nftplan *p = malloc(sizeof(*p));
+
+	if (!p || nftplan_make(c, p) < 0) {
+		fprintf(f, "# knockgw: out of memory planning the ruleset\n");
+		free(p);
+		return;
+	}
+	fprintf(f, "# knockgw ruleset for %s (knockgw print-rules)\n", c->path);
+	if (kind == NFT_QUEUE_COMPAT)
+		fprintf(f, "# This kernel lacks nft's queue expression: knockgw installs the\n"
+			   "# xtables NFQUEUE target (nft compat) where this shows \"queue\".\n");
+	fprintf(f, "table inet %s {\n", c->table);
+	for (int ch = 0; ch < CH_MAX; ch++) {
+		static const char *const hook_names[] = {
+			[NF_INET_PRE_ROUTING] = "prerouting", [NF_INET_LOCAL_IN] = "input",
+			[NF_INET_FORWARD] = "forward", [NF_INET_LOCAL_OUT] = "output",
+			[NF_INET_POST_ROUTING] = "postrouting",
+		};
+
+		if (!p->used[ch])
+			continue;
+		fprintf(f, "\tchain %s {\n", chains[ch].name);
+		fprintf(f, "\t\ttype filter hook %s priority %d; policy accept;\n",
+			hook_names[chains[ch].hook], chains[ch].priority);
+		for (size_t i = 0; i < p->n; i++)
+			if (p->r[i].chain == (enum nftplan_chain)ch)
+				print_rule(f, p, &p->r[i]);
+		fprintf(f, "\t}\n");
+	}
+	fprintf(f, "}\n");
+	nftplan_free(p);
+	free(p);
+}
+
+/* ---------------------------------------------------------------- names */
+
+static const char *kind_name(enum nftplan_kind k)
+{
+	switch (k) {
+	case RK_MARK_INTEG:
+		return "integrity flag rule";
+	case RK_SYN:
+		return "knock rule";
+	case RK_STRAY_QUEUE:
+	case RK_STRAY_DROP:
+	case RK_NOCONN:
+		return "closed-port rule";
+	case RK_INVALID_INTEG:
+		return "integrity invalid-segment rule";
+	case RK_INTEG:
+		return "integrity rule";
+	case RK_INTEG_REPLY:
+		return "integrity reply rule";
+	case RK_CLIENT_SYN:
+		return "client knock rule";
+	case RK_CLIENT_OUT:
+	case RK_CLIENT_IN:
+		return "client translation rule";
+	case RK_CT_KEEP:
+		return "conntrack keeper rule";
+	case RK_CLOSED_SKIP:
+		return "closed_ports rule";
+	case RK_CLOSED_SOCKET:
+		return "closed_ports listener rule (closed_ports \"daemon\"; needs nft_socket)";
+	case RK_CLOSED:
+		return "closed_ports rule";
+	}
+	return "rule";
+}
+
+void nftplan_rule_what(const struct nftplan_rule *ru, char *buf, size_t len)
+{
+	if (ru->port)
+		snprintf(buf, len, "%s for port %u (%s entry at line %d)", kind_name(ru->kind),
+			 ru->port,
+			 ru->chain == CH_INPUT || ru->chain == CH_INPUT_CLOSED ||
+					 ru->chain == CH_OUTPUT_INTEG
+				 ? "protect"
+				 : "knock",
+			 ru->entry_line);
+	else
+		snprintf(buf, len, "%s", kind_name(ru->kind));
+}
