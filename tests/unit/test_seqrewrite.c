@@ -478,6 +478,92 @@ static void table_rows(void)
 }
 
 /*
+ * seqrewrite_syn: the knock ISN and the pinned TSval written into an
+ * outgoing SYN.  The timestamp option lies at an even offset of the TCP
+ * header (NOP NOP TS, as Linux sends it) or an odd one (NOP TS, or after a
+ * SACK option: legal from other stacks and forwarded hosts); the result must
+ * be byte-identical to the SYN built with the new numbers, checksum included.
+ */
+struct syn_row {
+	int family;
+	enum layout layout;
+	bool ts;
+	uint32_t seq, isn;
+	uint32_t tsval, new_tsval;
+	size_t plen;
+	bool want_odd;		/* TSval at an odd offset of the TCP header */
+};
+
+static const struct syn_row syn_rows[] = {
+	/* 1-4: even TSval offset, both families, the ISN and the TSval changing */
+	{ .family = AF_INET, .layout = LAYOUT_LINUX, .ts = true, .seq = 0x12345678,
+	  .isn = 0x9abcdef0, .tsval = 0x01020304, .new_tsval = 0xfffefdfc },
+	{ .family = AF_INET6, .layout = LAYOUT_LINUX, .ts = true, .seq = 0xffffffff, .isn = 0,
+	  .tsval = 7, .new_tsval = 0x80000000 },
+	{ .family = AF_INET, .layout = LAYOUT_LINUX, .ts = true, .seq = 1, .isn = 2,
+	  .tsval = 0x11223344, .new_tsval = 0x11223344 },
+	{ .family = AF_INET6, .layout = LAYOUT_LINUX, .ts = true, .seq = 0xdeadbeef,
+	  .isn = 0xdeadbeef, .tsval = 0xa5a5a5a5, .new_tsval = 0x5a5a5a5a },
+	/* 5-10: odd TSval offset (NOP TS): each byte in the other half of a checksum word */
+	{ .family = AF_INET, .layout = LAYOUT_ODD, .ts = true, .seq = 0x12345678,
+	  .isn = 0x9abcdef0, .tsval = 0x01020304, .new_tsval = 0xfffefdfc, .want_odd = true },
+	{ .family = AF_INET6, .layout = LAYOUT_ODD, .ts = true, .seq = 0xffffffff, .isn = 0,
+	  .tsval = 7, .new_tsval = 0x80000000, .want_odd = true },
+	{ .family = AF_INET, .layout = LAYOUT_ODD, .ts = true, .seq = 1, .isn = 1,
+	  .tsval = 0x00ff00ff, .new_tsval = 0xff00ff00, .want_odd = true },
+	{ .family = AF_INET6, .layout = LAYOUT_ODD, .ts = true, .seq = 0xdeadbeef,
+	  .isn = 0xdeadbeef, .tsval = 0xa5a5a5a5, .new_tsval = 0x5a5a5a5a, .want_odd = true },
+	{ .family = AF_INET, .layout = LAYOUT_ODD, .ts = true, .seq = 0x80000000,
+	  .isn = 0x7fffffff, .tsval = 0x10000000, .new_tsval = 0x0fffffff, .plen = 11,
+	  .want_odd = true },
+	{ .family = AF_INET6, .layout = LAYOUT_ODD, .ts = true, .seq = 5, .isn = 0x50000005,
+	  .tsval = 1, .new_tsval = 1, .plen = 1, .want_odd = true },
+	/* 11-12: no timestamps: only the ISN */
+	{ .family = AF_INET, .layout = LAYOUT_LINUX, .seq = 0x1000, .isn = 0xcafef00d },
+	{ .family = AF_INET6, .layout = LAYOUT_ODD, .seq = 0xcafef00d, .isn = 0x1000 },
+};
+
+static void syn_table(void)
+{
+	static struct spec s, want;
+
+	for (unsigned i = 0; i < sizeof(syn_rows) / sizeof(syn_rows[0]); i++) {
+		const struct syn_row *r = &syn_rows[i];
+		unsigned no = i + 1;
+		struct pkt_view v;
+		uint8_t *pkt = pktbuf + i % 4;
+		size_t len;
+
+		rng_state = 1000 + i;
+		base_spec(&s, r->family);
+		s.flags = TCP_SYN;
+		s.layout = r->layout;
+		s.ts = r->ts;
+		s.seq = r->seq;
+		s.tsval = r->tsval;
+		s.tsecr = 0;
+		random_payload(&s, r->plen);
+		want = s;
+		want.seq = r->isn;
+		want.tsval = r->ts ? r->new_tsval : r->tsval;
+		len = build(pkt, &s);
+		build(wantbuf, &want);
+
+		memset(&v, 0, sizeof(v));
+		CHECK_EQ_U(pkt_parse(pkt, len, &v), PKT_OK, "syn %u: parse", no);
+		CHECK_EQ_U(v.has_ts, r->ts, "syn %u: has_ts", no);
+		if (r->ts)
+			CHECK_EQ_U((v.ts_off - v.l4_off) % 2, r->want_odd, "syn %u: TSval offset", no);
+		seqrewrite_syn(pkt, &v, r->isn, r->new_tsval);
+		CHECK_EQ_U(get16(pkt + v.l4_off + 16), ref_csum(pkt), "syn %u: csum", no);
+		CHECK_EQ_U(seqrewrite_tcp_csum_full(pkt, &v), ref_csum(pkt), "syn %u: full csum", no);
+		CHECK(memcmp(pkt, wantbuf, len) == 0, "syn %u: packet differs from rebuilt one", no);
+		CHECK_EQ_U(v.seq, r->isn, "syn %u: view seq", no);
+		CHECK_EQ_U(v.tsval, want.tsval, "syn %u: view tsval", no);
+	}
+}
+
+/*
  * RFC 1624 4 worked example: HC 0xdd2f, a word 0x5555 becomes 0x3285, and
  * eqn. 3 gives 0x0000 (eqn. 2 would give the -0 form 0xffff).  Put the word
  * in either half of the 32-bit value; the other half does not change.
@@ -632,6 +718,7 @@ int main(void)
 {
 	rfc1624_example();
 	table_rows();
+	syn_table();
 	random_cases();
 	round_trips();
 	return unit_done("seqrewrite");
