@@ -76,7 +76,7 @@ static bool finish_csum(uint8_t *buf, const struct pkt_view *v, uint32_t skbinfo
 		return true;
 	if (v->payload_caplen != v->payload_len)
 		return false;
-	put_be16(buf + v->l4_off + 16, seqrewrite_tcp_csum_full(buf, v));
+	put_be16(buf + v->l4_off + TCP_CSUM_OFF, seqrewrite_tcp_csum_full(buf, v));
 	return true;
 }
 

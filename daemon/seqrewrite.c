@@ -21,13 +21,7 @@
 #include "bytes.h"
 #include "seqrewrite.h"
 
-enum {
-	TCP_SEQ_OFF = 4,		/* RFC 9293 3.1 header layout */
-	TCP_ACK_OFF = 8,
-	TCP_CSUM_OFF = 16,
-	SACK_BLOCK_LEN = 8,		/* RFC 2018 3: left edge, right edge */
-	IPPROTO_TCP_NUM = 6,
-};
+enum { IPPROTO_TCP_NUM = 6 };
 
 /* Folds a 32-bit accumulator of 16-bit words to 16 bits with end-around carry. */
 static uint16_t fold(uint32_t sum)

@@ -18,10 +18,7 @@
 #include "server.h"
 #include "verify.h"
 
-enum {
-	TCP_CSUM_OFF = 16,
-	CSUM_SPOIL = 0x55,	/* no one's-complement equivalent of the old sum */
-};
+enum { CSUM_SPOIL = 0x55 };	/* no one's-complement equivalent of the old sum */
 
 static const char *const counter_names[SC_MAX] = {
 #define X(name, desc) #name,

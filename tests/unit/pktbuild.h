@@ -140,6 +140,21 @@ static inline size_t pb_opt_sack(uint8_t *o, const uint32_t (*blocks)[2], size_t
 	return 2 + 8 * n;
 }
 
+/* A SYN's options as Linux orders them: MSS 1460, SACK_PERM, TS, NOP, WS 7 (20 bytes). */
+static inline size_t pb_opt_linux_syn(uint8_t *o, uint32_t tsval)
+{
+	size_t n = pb_opt_mss(o, 1460);
+
+	o[n++] = 4;
+	o[n++] = 2;
+	n += pb_opt_ts(o + n, tsval, 0);
+	o[n++] = 1;
+	o[n++] = 3;
+	o[n++] = 3;
+	o[n++] = 7;
+	return n;
+}
+
 /* What pb_build writes.  Zero fields are zero on the wire, except ttl (0: 64). */
 struct pb_spec {
 	int family;			/* AF_INET or AF_INET6 */
