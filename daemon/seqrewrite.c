@@ -1,5 +1,5 @@
 /*
- * seqrewrite.c - sequence translation for client-role flows.
+ * seqrewrite.c - the client role's SYN rewriting and sequence translation.
  *
  * The knock ISN replaces the kernel's on the SYN, so from then on the two
  * ends disagree about where the client's sequence space starts by a fixed

@@ -1,5 +1,7 @@
 /*
- * seqrewrite.h - sequence translation for client-role flows.
+ * seqrewrite.h - the client role's packet rewriting: the knock written into
+ * an outgoing SYN (seqrewrite_syn), then sequence translation for the rest
+ * of the flow (seqrewrite_apply).
  *
  * A knocked flow's SYN leaves with the knock ISN instead of the kernel's, so
  * every later packet is shifted by delta = knock_isn - kernel_isn: outgoing
