@@ -44,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../tests/unit/pktbuild.h"
+
 enum { PKT_LEN = 60, MAX_PROBES = 100000, LABEL_LEN = 24 };
 
 struct probe {
@@ -65,60 +67,17 @@ static int64_t realtime_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v & 0xffff);
-}
-
-static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-	return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
+/* The probe's SYN as Linux sends it, from src to dst (host order). */
 static void build(uint8_t *p, uint32_t src, uint32_t dst, const struct probe *pr, uint16_t ipid)
 {
-	uint8_t *t = p + 20;
-	uint32_t s;
+	uint8_t s[4], d[4], opt[20];
 
-	memset(p, 0, PKT_LEN);
-	p[0] = 0x45;
-	put16(p + 2, PKT_LEN);
-	put16(p + 4, ipid);
-	put16(p + 6, 0x4000);
-	p[8] = 64;
-	p[9] = 6;
-	put32(p + 12, src);
-	put32(p + 16, dst);
-	put16(p + 10, fold(sum16(p, 20, 0)));
-	put16(t, pr->sport);
-	put16(t + 2, pr->dport);
-	put32(t + 4, pr->isn);
-	t[12] = 10 << 4;
-	t[13] = 0x02;
-	put16(t + 14, 64240);
-	t[20] = 2; t[21] = 4; put16(t + 22, 1460);
-	t[24] = 4; t[25] = 2;
-	t[26] = 8; t[27] = 10; put32(t + 28, pr->tsval); put32(t + 32, 0);
-	t[36] = 1;
-	t[37] = 3; t[38] = 3; t[39] = 7;
-	s = sum16(p + 12, 8, 0) + 6 + (PKT_LEN - 20);
-	put16(t + 16, fold(sum16(t, PKT_LEN - 20, s)));
+	pb_put32(s, src);
+	pb_put32(d, dst);
+	pb_build(p, &(struct pb_spec){
+		.family = AF_INET, .src = s, .dst = d, .ip_id = ipid, .sport = pr->sport,
+		.dport = pr->dport, .seq = pr->isn, .flags = 0x02, .window = 64240, .opt = opt,
+		.opt_len = pb_opt_linux_syn(opt, pr->tsval) }, NULL);
 }
 
 static const char *flagstr(uint8_t f, char out[9])

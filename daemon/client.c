@@ -76,7 +76,7 @@ static bool finish_csum(uint8_t *buf, const struct pkt_view *v, uint32_t skbinfo
 		return true;
 	if (v->payload_caplen != v->payload_len)
 		return false;
-	put_be16(buf + v->l4_off + 16, seqrewrite_tcp_csum_full(buf, v));
+	put_be16(buf + v->l4_off + TCP_CSUM_OFF, seqrewrite_tcp_csum_full(buf, v));
 	return true;
 }
 
@@ -215,34 +215,11 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 		return;
 	}
 	memcpy(c->buf, p->data, p->caplen);
-	uint8_t *tcp = c->buf + v->l4_off;
-	uint16_t check;
+	struct pkt_view out = *v;
 
-	/*
-	 * csum_replace32() wants the checksum and the words in one byte order:
-	 * as they lie in the packet (seqrewrite.h), so memcpy, not get_be16.
-	 */
-	memcpy(&check, tcp + 16, sizeof(check));
-	if (pin_ts) {
-		uint8_t old[4];
-
-		memcpy(old, c->buf + v->ts_off, 4);
-		put_be32(c->buf + v->ts_off, tsval);
-		uint32_t o, n;
-		memcpy(&o, old, 4);
-		memcpy(&n, c->buf + v->ts_off, 4);
-		check = csum_replace32(check, o, n);
-	}
-	if (user) {
-		uint32_t o, n;
-
-		memcpy(&o, tcp + 4, 4);
-		put_be32(tcp + 4, knock_isn);
-		memcpy(&n, tcp + 4, 4);
-		check = csum_replace32(check, o, n);
-	}
-	memcpy(tcp + 16, &check, sizeof(check));
-	if (!finish_csum(c->buf, v, p->skbinfo)) {
+	/* The kernel path keeps the kernel's ISN: conntrack shifts the SYN. */
+	seqrewrite_syn(c->buf, &out, user ? knock_isn : v->seq, tsval);
+	if (!finish_csum(c->buf, &out, p->skbinfo)) {
 		c->cnt[CC_untranslatable]++;
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 		return;

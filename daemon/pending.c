@@ -36,7 +36,7 @@ struct held {
 };
 
 /* One integrity flow; the key is client address/port -> local address/port. */
-struct pending {
+struct pending_flow {
 	uint64_t epoch;
 	uint64_t order;			/* s->next_order when it started: eviction age */
 	uint32_t isn, tsval;
@@ -71,7 +71,7 @@ int pending_init(struct server *s, const struct conf *c, unsigned nqueues)
 	if (flows > c->max_flows)
 		flows = c->max_flows;
 	s->held_bytes_max = c->hold_bytes / (nqueues ? nqueues : 1);
-	r = flow_init(&s->pending, flows, sizeof(struct pending));
+	r = flow_init(&s->pending, flows, sizeof(struct pending_flow));
 	if (r < 0)
 		return r;
 	r = holdacct_init(&s->acct, max_pkts, max_sz(MAX_HELD, max_pkts / SOURCE_SHARE),
@@ -128,7 +128,7 @@ static void accept_id(const struct server *s, struct nfqueue *q, uint32_t id, ui
 }
 
 /* Every held packet of pf gets its verdict: passed (in order) or dropped. */
-static void unhold(struct server *s, struct nfqueue *q, struct pending *pf, bool ok)
+static void unhold(struct server *s, struct nfqueue *q, struct pending_flow *pf, bool ok)
 {
 	if (ok) {
 		/* The client's in sequence order first, then the service's. */
@@ -159,21 +159,21 @@ static void unhold(struct server *s, struct nfqueue *q, struct pending *pf, bool
 }
 
 /*
- * Resets both ends.  Aborting the service's socket (SOCK_DESTROY) makes the
+ * Aborts the connection at both ends.  Aborting the service's socket (SOCK_DESTROY) makes the
  * kernel send the client an RST with the socket's own sequence numbers.
  * Without a socket to abort (the handshake never completed), the client's
  * latest segment, if we have it, is answered with the closed-port RST: its
  * ack is the server's next sequence number, so that RST lands in the
  * client's window.
  */
-static void reset_both(struct server *s, int family, const uint8_t *local, uint16_t lport,
-		       const uint8_t *remote, uint16_t rport, const struct nfqueue_packet *p,
-		       const struct pkt_view *v)
+static void abort_connection(struct server *s, int family, const uint8_t *local, uint16_t lport,
+			     const uint8_t *remote, uint16_t rport, const struct nfqueue_packet *p,
+			     const struct pkt_view *v)
 {
 	int r = s->sk ? sockkill_destroy(s->sk, family, local, lport, remote, rport) : -ENOTSUP;
 
 	if (r < 0 && p)
-		server_send_rst(s, p, v);
+		server_send_closed_rst(s, p, v);
 }
 
 /*
@@ -184,13 +184,13 @@ static void reset_both(struct server *s, int family, const uint8_t *local, uint1
 static void end_flow(struct server *s, struct nfqueue *q, struct flow_entry *fe, bool fail,
 		     const struct nfqueue_packet *p, const struct pkt_view *v)
 {
-	struct pending *pf = fe->value;
+	struct pending_flow *pf = fe->value;
 
 	unhold(s, q, pf, !fail);
 	if (fail) {
 		/* Verdicts first: the aborted socket must find nothing left to read. */
 		nfqueue_flush(q);
-		reset_both(s, pf->family, pf->local, pf->lport, pf->remote, pf->rport, p, v);
+		abort_connection(s, pf->family, pf->local, pf->lport, pf->remote, pf->rport, p, v);
 	}
 	holdacct_flow_del(&s->acct, pf->family, pf->remote, 0);
 	flow_remove(&s->pending, fe);
@@ -204,11 +204,11 @@ static bool evict_oldest(struct server *s, struct nfqueue *q, const struct flow_
 	size_t pos = 0;
 
 	while ((e = flow_next(&s->pending, &pos))) {
-		const struct pending *pf = e->value;
+		const struct pending_flow *pf = e->value;
 
 		if (e == keep || pf->state != PF_WAIT || (held && pf->nheld == 0))
 			continue;
-		if (!oldest || pf->order < ((const struct pending *)oldest->value)->order)
+		if (!oldest || pf->order < ((const struct pending_flow *)oldest->value)->order)
 			oldest = e;
 	}
 	if (!oldest)
@@ -225,7 +225,7 @@ bool pending_start(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	const struct conf_protect *e = &c->protect[pi];
 	struct flow_key k;
 	struct flow_entry *fe;
-	struct pending *pf;
+	struct pending_flow *pf;
 	bool created;
 
 	flow_key_client(&k, v, p->data);
@@ -291,7 +291,7 @@ bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_
 {
 	struct flow_key k;
 	struct flow_entry *fe;
-	const struct pending *pf;
+	const struct pending_flow *pf;
 
 	flow_key_client(&k, v, p->data);
 	fe = flow_lookup(&s->pending, &k);
@@ -311,7 +311,7 @@ bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_
 static bool hold(struct server *s, struct nfqueue *q, struct flow_entry *fe,
 		 const struct nfqueue_packet *p, const struct pkt_view *v, bool reply)
 {
-	struct pending *pf = fe->value;
+	struct pending_flow *pf = fe->value;
 	uint32_t bytes = (uint32_t)(p->wirelen > p->caplen ? p->wirelen : p->caplen);
 	enum hold_check hc;
 
@@ -339,7 +339,7 @@ static bool hold(struct server *s, struct nfqueue *q, struct flow_entry *fe,
 }
 
 /* Are all bytes of the integrity range this segment covers in the capture? */
-static bool window_captured(const struct pending *pf, const struct pkt_view *v)
+static bool window_captured(const struct pending_flow *pf, const struct pkt_view *v)
 {
 	int64_t off = (int32_t)(v->seq - pf->buf.base);
 
@@ -348,7 +348,7 @@ static bool window_captured(const struct pending *pf, const struct pkt_view *v)
 		 off + (int64_t)v->payload_caplen < pf->buf.need);
 }
 
-static void log_flow(struct server *s, const struct pending *pf, const char *what)
+static void log_flow(struct server *s, const struct pending_flow *pf, const char *what)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -360,7 +360,7 @@ static void log_flow(struct server *s, const struct pending *pf, const char *wha
 static void check_bytes(struct server *s, struct nfqueue *q, struct flow_entry *fe,
 			const struct nfqueue_packet *p, const struct pkt_view *v)
 {
-	struct pending *pf = fe->value;
+	struct pending_flow *pf = fe->value;
 	const struct conf_protect *e = &s->conf->protect[pf->protect];
 	struct isn_input in = { .family = pf->family, .dst = pf->local, .port = pf->lport,
 				.tsval = pf->tsval };
@@ -386,7 +386,7 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 {
 	struct flow_key k;
 	struct flow_entry *fe;
-	struct pending *pf;
+	struct pending_flow *pf;
 
 	(void)pi;
 	flow_key_client(&k, v, p->data);
@@ -422,8 +422,8 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 		if (!(v->flags & TCP_RST)) {
 			nfqueue_flush(q);
-			reset_both(s, v->family, pkt_dst(p->data, v), v->dport,
-				   pkt_src(p->data, v), v->sport, p, v);
+			abort_connection(s, v->family, pkt_dst(p->data, v), v->dport,
+					 pkt_src(p->data, v), v->sport, p, v);
 		}
 		return;
 	}
@@ -473,7 +473,7 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
  * service's segments tries again, and the checks go on meanwhile); an
  * entry conntrack no longer has needs no clearing.
  */
-static bool unflag(struct server *s, const struct pending *pf)
+static bool unflag(struct server *s, const struct pending_flow *pf)
 {
 	struct ct_flow f = { .family = pf->family, .sport = pf->rport, .dport = pf->lport };
 	size_t alen = pf->family == AF_INET6 ? 16 : 4;
@@ -493,7 +493,7 @@ void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 {
 	struct flow_key k;
 	struct flow_entry *fe;
-	struct pending *pf;
+	struct pending_flow *pf;
 
 	flow_key_reply(&k, v, p->data);
 	fe = flow_lookup(&s->pending, &k);
@@ -509,8 +509,8 @@ void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		s->cnt.c[SC_integ_unknown]++;
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 		nfqueue_flush(q);
-		reset_both(s, v->family, pkt_src(p->data, v), v->sport, pkt_dst(p->data, v), v->dport,
-			   NULL, NULL);
+		abort_connection(s, v->family, pkt_src(p->data, v), v->sport, pkt_dst(p->data, v),
+				 v->dport, NULL, NULL);
 		return;
 	}
 	pf = fe->value;
@@ -552,7 +552,7 @@ struct expire_ctx {
 static void expire_one(struct flow_entry *fe, void *arg)
 {
 	struct expire_ctx *x = arg;
-	struct pending *pf = fe->value;
+	struct pending_flow *pf = fe->value;
 
 	/* A finished flow's grace is simply over; the others fail closed. */
 	if (pf->state != PF_DONE) {
@@ -560,8 +560,8 @@ static void expire_one(struct flow_entry *fe, void *arg)
 				    SC_integ_unacked : x->why]++;
 		unhold(x->s, x->q, pf, false);
 		nfqueue_flush(x->q);
-		reset_both(x->s, pf->family, pf->local, pf->lport, pf->remote, pf->rport, NULL,
-			   NULL);
+		abort_connection(x->s, pf->family, pf->local, pf->lport, pf->remote, pf->rport,
+				 NULL, NULL);
 	}
 	/* flow_gc removes the entry itself. */
 	holdacct_flow_del(&x->s->acct, pf->family, pf->remote, 0);
@@ -586,7 +586,7 @@ void pending_reload(struct server *s, struct nfqueue *q)
 	 * bytes it keeps, and the mark bits, which a reload cannot change).
 	 */
 	while ((e = flow_next(&s->pending, &pos))) {
-		if (((struct pending *)e->value)->state != PF_WAIT)
+		if (((struct pending_flow *)e->value)->state != PF_WAIT)
 			continue;
 		s->cnt.c[SC_integ_reload]++;
 		end_flow(s, q, e, true, NULL, NULL);

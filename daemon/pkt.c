@@ -50,8 +50,6 @@ enum {
 	IPV6_FRAG_M = 0x0001,
 
 	TCP_HDR_MIN = 20,		/* RFC 9293 3.1: data offset 5 */
-	TCP_SEQ_OFF = 4,
-	TCP_ACK_OFF = 8,
 	TCP_DOFF_OFF = 12,
 	TCP_FLAGS_OFF = 13,
 	TCP_WIN_OFF = 14,

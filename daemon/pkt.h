@@ -41,6 +41,17 @@ enum {
 
 enum { PKT_MAX_SACK = 4 };
 
+/*
+ * Where the fixed TCP header keeps the fields the daemon rewrites (RFC 9293
+ * 3.1); a SACK block is a left and a right edge (RFC 2018 3).
+ */
+enum {
+	TCP_SEQ_OFF = 4,
+	TCP_ACK_OFF = 8,
+	TCP_CSUM_OFF = 16,
+	SACK_BLOCK_LEN = 8,
+};
+
 struct pkt_view {
 	int family;		/* AF_INET or AF_INET6 */
 	size_t ip_len;		/* IPv4 total length / 40 + IPv6 payload length */

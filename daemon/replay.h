@@ -1,5 +1,5 @@
 /*
- * replay.h - refuse a captured knock replayed from another address (SPEC 2).
+ * replay.h - refuse a captured knock replayed from another address.
  *
  * A verified SYN's (ISN, TSval, port) is remembered with its source address
  * until its lifetime ends.  The same knock later seen from another source is

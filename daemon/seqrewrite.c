@@ -1,5 +1,5 @@
 /*
- * seqrewrite.c - sequence translation for client-role flows.
+ * seqrewrite.c - the client role's SYN rewriting and sequence translation.
  *
  * The knock ISN replaces the kernel's on the SYN, so from then on the two
  * ends disagree about where the client's sequence space starts by a fixed
@@ -21,13 +21,7 @@
 #include "bytes.h"
 #include "seqrewrite.h"
 
-enum {
-	TCP_SEQ_OFF = 4,		/* RFC 9293 3.1 header layout */
-	TCP_ACK_OFF = 8,
-	TCP_CSUM_OFF = 16,
-	SACK_BLOCK_LEN = 8,		/* RFC 2018 3: left edge, right edge */
-	IPPROTO_TCP_NUM = 6,
-};
+enum { IPPROTO_TCP_NUM = 6 };
 
 /* Folds a 32-bit accumulator of 16-bit words to 16 bits with end-around carry. */
 static uint16_t fold(uint32_t sum)
@@ -60,25 +54,33 @@ static uint32_t swab_halves(uint32_t x)
 }
 
 /*
- * Adds add (mod 2^32) to the big-endian word at p and folds the change into
- * *check.  odd says p is an odd number of bytes into the TCP header: seq and
- * ack never are, but a SACK option need not be 2-aligned (RFC 9293 3.1 lets
- * options start anywhere), and then each byte lands in the other half of a
- * checksum word.  Swapping the bytes of the halves puts them back where the
- * sum sees them (RFC 1071 2.(B)).  Returns the new value in host order.
+ * Stores val (host order) as the big-endian word at p and folds the change
+ * into *check.  odd says p is an odd number of bytes into the TCP header:
+ * seq and ack never are, but an option need not be 2-aligned (RFC 9293 3.1
+ * lets options start anywhere: one NOP before the timestamps, a SACK after
+ * them), and then each byte lands in the other half of a checksum word.
+ * Swapping the bytes of the halves puts them back where the sum sees them
+ * (RFC 1071 2.(B)).
  */
-static uint32_t shift32(uint8_t *p, uint32_t add, bool odd, uint16_t *check)
+static void store32(uint8_t *p, uint32_t val, bool odd, uint16_t *check)
 {
-	uint32_t old_be, new_be;
+	uint32_t old_be, new_be = htonl(val);
 
 	memcpy(&old_be, p, sizeof(old_be));
-	new_be = htonl(ntohl(old_be) + add);
 	memcpy(p, &new_be, sizeof(new_be));
 	if (odd)
 		*check = csum_replace32(*check, swab_halves(old_be), swab_halves(new_be));
 	else
 		*check = csum_replace32(*check, old_be, new_be);
-	return ntohl(new_be);
+}
+
+/* Adds add (mod 2^32) to the word at p (see store32); returns the new value. */
+static uint32_t shift32(uint8_t *p, uint32_t add, bool odd, uint16_t *check)
+{
+	uint32_t val = get_be32(p) + add;
+
+	store32(p, val, odd, check);
+	return val;
 }
 
 void seqrewrite_apply(uint8_t *buf, struct pkt_view *v, enum seq_dir dir, uint32_t delta,
@@ -118,6 +120,21 @@ void seqrewrite_apply(uint8_t *buf, struct pkt_view *v, enum seq_dir dir, uint32
 
 	if (fix_csum)
 		memcpy(tcp + TCP_CSUM_OFF, &check, sizeof(check));
+}
+
+void seqrewrite_syn(uint8_t *buf, struct pkt_view *v, uint32_t isn, uint32_t tsval)
+{
+	uint8_t *tcp = buf + v->l4_off;
+	uint16_t check;
+
+	memcpy(&check, tcp + TCP_CSUM_OFF, sizeof(check));
+	store32(tcp + TCP_SEQ_OFF, isn, false, &check);
+	v->seq = isn;
+	if (v->has_ts) {
+		store32(buf + v->ts_off, tsval, (v->ts_off - v->l4_off) % 2, &check);
+		v->tsval = tsval;
+	}
+	memcpy(tcp + TCP_CSUM_OFF, &check, sizeof(check));
 }
 
 /*

@@ -1,5 +1,7 @@
 /*
- * seqrewrite.h - sequence translation for client-role flows.
+ * seqrewrite.h - the client role's packet rewriting: the knock written into
+ * an outgoing SYN (seqrewrite_syn), then sequence translation for the rest
+ * of the flow (seqrewrite_apply).
  *
  * A knocked flow's SYN leaves with the knock ISN instead of the kernel's, so
  * every later packet is shifted by delta = knock_isn - kernel_isn: outgoing
@@ -30,6 +32,16 @@ enum seq_dir {
  */
 void seqrewrite_apply(uint8_t *buf, struct pkt_view *v, enum seq_dir dir, uint32_t delta,
 		      bool fix_csum);
+
+/*
+ * A SYN leaving this host gets the knock: its sequence number becomes isn
+ * and, when it carries timestamps, its TSval becomes tsval (what the ISN was
+ * computed for: a retransmission keeps the first SYN's).  Writing the same
+ * value changes nothing.  The checksum is updated incrementally, also when
+ * the timestamp option lies at an odd offset (one NOP before it is legal).
+ * v stays valid; its seq and tsval follow.
+ */
+void seqrewrite_syn(uint8_t *buf, struct pkt_view *v, uint32_t isn, uint32_t tsval);
 
 /* Incremental one's-complement update of a 16-bit checksum (RFC 1624 eq. 3). */
 uint16_t csum_replace32(uint16_t check, uint32_t old_be, uint32_t new_be);

@@ -5,6 +5,13 @@
  * find the protect entry, then either a SYN (verify the ISN against the
  * entry's keys, check for a replay, let it through or answer like a closed
  * port) or a segment of an integrity flow, either way (pending.c).
+ *
+ * A packet that does not get through gets what a closed port gives, one
+ * name per case: refuse_knock() counts a SYN without a valid knock, then
+ * mimic_closed_port() drops it and answers as the entry's on_fail says (the
+ * kernel's RST or silence); answer_unlistened_port() is closed_ports
+ * "daemon" for a port nobody listens on; server_send_closed_rst() sends the
+ * RST itself, for all of these and for pending.c's abort_connection().
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,10 +25,7 @@
 #include "server.h"
 #include "verify.h"
 
-enum {
-	TCP_CSUM_OFF = 16,
-	CSUM_SPOIL = 0x55,	/* no one's-complement equivalent of the old sum */
-};
+enum { CSUM_SPOIL = 0x55 };	/* no one's-complement equivalent of the old sum */
 
 static const char *const counter_names[SC_MAX] = {
 #define X(name, desc) #name,
@@ -110,7 +114,8 @@ static const char *addr_str(const struct pkt_view *v, const uint8_t *addr, char 
 	return inet_ntop(v->family, addr, out, (socklen_t)len) ? out : "?";
 }
 
-void server_send_rst(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v)
+void server_send_closed_rst(struct server *s, const struct nfqueue_packet *p,
+			    const struct pkt_view *v)
 {
 	int r = rawsock_answer_closed(s->rs, p->data, v, p->indev, p->skbinfo, s->mono);
 
@@ -120,7 +125,6 @@ void server_send_rst(struct server *s, const struct nfqueue_packet *p, const str
 		s->cnt.c[SC_rst_send_error]++;
 }
 
-/* What a closed port gives: the kernel's RST, or nothing (on_fail "drop"). */
 /*
  * A closed port never answers what the kernel's IPv6 input discards after
  * the input hook (pkt.h, v6_discarded): the kernel drops it, silently or
@@ -142,18 +146,23 @@ static bool let_kernel_discard(struct server *s, struct nfqueue *q, const struct
 	return true;
 }
 
-static void answer_closed(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-			  const struct pkt_view *v, const struct conf_protect *e)
+/*
+ * Gives p what a closed port would give under entry e: the kernel's RST
+ * (on_fail "reset"), or nothing (on_fail "drop"); the packet goes no further.
+ */
+static void mimic_closed_port(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+			      const struct pkt_view *v, const struct conf_protect *e)
 {
 	if (e->on_fail == ON_FAIL_RESET && let_kernel_discard(s, q, p, v))
 		return;
 	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 	if (e->on_fail == ON_FAIL_RESET)
-		server_send_rst(s, p, v);
+		server_send_closed_rst(s, p, v);
 }
 
-static void refuse(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-		   const struct pkt_view *v, int pi, enum server_counter why)
+/* A SYN to protected entry pi that is not let through: counted as why, then mimic_closed_port. */
+static void refuse_knock(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+			 const struct pkt_view *v, int pi, enum server_counter why)
 {
 	char src[INET6_ADDRSTRLEN];
 
@@ -166,7 +175,7 @@ static void refuse(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		log_peer(&s->rl, s->mono, LOG_DEBUG, "refused SYN from %s port %u to port %u: %s",
 			 addr_str(v, pkt_src(p->data, v), src, sizeof(src)), v->sport, v->dport,
 			 server_counter_name(why));
-	answer_closed(s, q, p, v, &s->conf->protect[pi]);
+	mimic_closed_port(s, q, p, v, &s->conf->protect[pi]);
 }
 
 /*
@@ -214,12 +223,12 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		/* Serving a guessing penalty: not even verified (guess.h). */
 		s->cnt.c[SC_penalized]++;
 		s->cnt.port_refused[pi]++;
-		answer_closed(s, q, p, v, e);
+		mimic_closed_port(s, q, p, v, e);
 		return;
 	}
 	matched = match_key(s, e, v, p->data, &epoch);
 	if (matched < 0) {
-		refuse(s, q, p, v, pi, SC_syn_refused);
+		refuse_knock(s, q, p, v, pi, SC_syn_refused);
 		return;
 	}
 	/*
@@ -227,7 +236,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	 * handshake, before any check: in integrity mode it is not a knock.
 	 */
 	if (e->integrity_len > 0 && v->payload_len > 0) {
-		refuse(s, q, p, v, pi, SC_integ_syn_data);
+		refuse_knock(s, q, p, v, pi, SC_integ_syn_data);
 		return;
 	}
 
@@ -238,7 +247,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		case REPLAY_SAME_SOURCE:
 			break;
 		case REPLAY_OTHER_SOURCE:
-			refuse(s, q, p, v, pi, SC_replay_refused);
+			refuse_knock(s, q, p, v, pi, SC_replay_refused);
 			return;
 		case REPLAY_FULL:
 			/*
@@ -248,7 +257,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 			log_peer(&s->rl_full, s->mono, LOG_WARNING,
 				 "replay table full (limits.replay %u): refusing new knocks "
 				 "until entries expire", (unsigned)c->max_replay);
-			refuse(s, q, p, v, pi, SC_replay_full);
+			refuse_knock(s, q, p, v, pi, SC_replay_full);
 			return;
 		}
 	}
@@ -258,7 +267,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	} else if (!pending_start(s, q, p, v, pi, matched, epoch)) {
 		/* No room for its flow (counted there): refused like any other. */
 		s->cnt.port_refused[pi]++;
-		answer_closed(s, q, p, v, e);
+		mimic_closed_port(s, q, p, v, e);
 		return;
 	}
 	s->cnt.c[SC_syn_accepted]++;
@@ -273,8 +282,8 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
  * here, against the first protect entry's keys (the result is not used),
  * then the same drop and RST, so that the two take the same time.
  */
-static void answer_closed_port(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-			       const struct pkt_view *v)
+static void answer_unlistened_port(struct server *s, struct nfqueue *q,
+				   const struct nfqueue_packet *p, const struct pkt_view *v)
 {
 	uint64_t epoch;
 
@@ -284,7 +293,7 @@ static void answer_closed_port(struct server *s, struct nfqueue *q, const struct
 	if (let_kernel_discard(s, q, p, v))
 		return;
 	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-	server_send_rst(s, p, v);
+	server_send_closed_rst(s, p, v);
 }
 
 /* The integrity entry that covers the service's side (src, sport), or -1. */
@@ -337,7 +346,7 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	pi = find_protect(s->conf, &v, p->data);
 	if (pi < 0) {
 		if (s->conf->closed_ports == CLOSED_DAEMON && !(v.flags & (TCP_ACK | TCP_RST))) {
-			answer_closed_port(s, q, p, &v);
+			answer_unlistened_port(s, q, p, &v);
 			return;
 		}
 		s->cnt.c[SC_no_entry]++;
@@ -350,7 +359,7 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		/* FIN, NULL, Xmas probes: a listener ignores them, a closed port
 		 * answers; answer like the closed port. */
 		s->cnt.c[SC_stray]++;
-		answer_closed(s, q, p, &v, &s->conf->protect[pi]);
+		mimic_closed_port(s, q, p, &v, &s->conf->protect[pi]);
 	} else if (kgw_mark_code(&s->conf->marks, p->mark) == s->conf->marks.noconn &&
 		   s->conf->protect[pi].integrity_len == 0) {
 		/*
@@ -358,7 +367,7 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		 * cookie; a flow whose entry was lost): what a closed port gives.
 		 */
 		s->cnt.c[SC_noconn]++;
-		answer_closed(s, q, p, &v, &s->conf->protect[pi]);
+		mimic_closed_port(s, q, p, &v, &s->conf->protect[pi]);
 	} else {
 		pending_client(s, q, p, &v, pi);
 	}

@@ -126,8 +126,12 @@ void server_tick(struct server *s, struct nfqueue *q);
  */
 void server_note_refusal(struct server *s, int family, const uint8_t *src);
 
-/* Sends the RST a closed port would send for this segment (rst.h), counted. */
-void server_send_rst(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v);
+/*
+ * Sends the RST a closed port would send for this segment (rst.h), counted.
+ * Every RST the server role sends on its own goes through here.
+ */
+void server_send_closed_rst(struct server *s, const struct nfqueue_packet *p,
+			    const struct pkt_view *v);
 
 const char *server_counter_name(enum server_counter c);
 

@@ -1,8 +1,8 @@
 /*
  * verify.c - ISN computation and checks for modes "knock" and "native".
  *
- * The formats are fixed by SPEC section 2; comments below quote it where the
- * byte order matters.  Nothing here branches on secret data except through
+ * The formats are those of verify.h; comments below say where the byte
+ * order matters.  Nothing here branches on secret data except through
  * sodium_memcmp, and the native epoch loop always tries every candidate so a
  * match does not return earlier than a miss.
  */

@@ -1,5 +1,5 @@
 /*
- * verify.h - the two ISN wire formats of SPEC section 2.
+ * verify.h - the two ISN wire formats.
  *
  * ISN = AV (auth only) or (AV & 0xffff0000) | IH (integrity).
  *   mode "knock":  Knock/TCP Stealth compatible; one raw MD5 compression.

@@ -32,10 +32,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum {
-	TCP_SEQ_OFF = 4,
-	TCP_ACK_OFF = 8,
-	TCP_CSUM_OFF = 16,
-	SACK_BLOCK_LEN = 8,
 	INTEGRITY_LEN = 16,
 	WINDOW = 30,
 };

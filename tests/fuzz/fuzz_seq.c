@@ -48,10 +48,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum {
-	TCP_SEQ_OFF = 4,
-	TCP_ACK_OFF = 8,
-	TCP_CSUM_OFF = 16,
-	SACK_BLOCK_LEN = 8,
 	INPUT_MAX = 70000,	/* a 64 KB GSO packet and its header bytes */
 	SEG_DESC_LEN = 4,
 	/*

@@ -25,7 +25,7 @@
 
 /*
  * For the harness's own checks and models, byte by byte: without coverage
- * instrumentation (traced, their comparisons took up to four fifths of a
+ * instrumentation (traced, their comparisons take up to four fifths of a
  * run and tell libFuzzer nothing about the code under test), and not
  * inlined into instrumented callers, which would trace them after all.
  */

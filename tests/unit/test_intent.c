@@ -245,8 +245,7 @@ struct race {
 
 /*
  * Each wait yields: under valgrind, which runs one thread at a time, a
- * thread that only spins can keep the other from ever running (a CI run
- * of this test spun for 20 minutes that way).
+ * thread that only spins can keep the other from ever running.
  */
 static bool wait_turn(struct race *r, unsigned *spins)
 {

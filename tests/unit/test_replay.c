@@ -1,5 +1,5 @@
 /*
- * test_replay.c - the replay table (replay.[ch], SPEC 2 "Replay protection").
+ * test_replay.c - the replay table (replay.[ch]).
  *
  * Each scenario is a fresh table of a given size and numbered steps run in
  * order: a knock (ISN, TSval, port) seen from an address at an injected time

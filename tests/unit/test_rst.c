@@ -2,7 +2,7 @@
  * test_rst.c - the closed-port answer (rst.[ch]) field by field.
  *
  * Each row builds one segment here (IPv4 or IPv6, optionally with IP options
- * or a hop-by-hop header, TCP options and payload; checksums from ref_csum()
+ * or a hop-by-hop header, TCP options and payload; checksums from pb_tcp_csum()
  * below, which shares no code with the daemon), describes it with pkt_parse,
  * and checks every header field of rst_build's answer against the rules in
  * rst.h (tcp_v4_send_reset / tcp_v6_send_reset without a socket): addresses
@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 
 #include "pkt.h"
+#include "pktbuild.h"
 #include "rst.h"
 #include "unit.h"
 
@@ -27,73 +28,6 @@ enum {
 	BUF_LEN = 4096,
 	LABEL_CASES = 1000,
 };
-
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get16(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 8 | p[1];
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* One's-complement sum of n bytes as big-endian words, odd byte zero-padded. */
-static uint32_t ref_sum(uint32_t sum, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		sum += i % 2 ? p[i] : (uint32_t)p[i] << 8;
-	return sum;
-}
-
-static uint32_t fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return sum;
-}
-
-/*
- * Reference TCP checksum: the pseudo-header spelled out as bytes from the
- * fixed IP header (RFC 9293 3.1, RFC 8200 8.1), then a copy of the segment
- * at tcp_off with its checksum field zeroed.
- */
-static uint32_t ref_csum(const uint8_t *ip, size_t tcp_off, size_t tcp_len)
-{
-	static uint8_t scratch[40 + BUF_LEN];
-	size_t plen;
-
-	if (ip[0] >> 4 == 4) {
-		memcpy(scratch, ip + 12, 8);
-		scratch[8] = 0;
-		scratch[9] = 6;
-		put16(scratch + 10, (uint32_t)tcp_len);
-		plen = 12;
-	} else {
-		memcpy(scratch, ip + 8, 32);
-		put32(scratch + 32, (uint32_t)tcp_len);
-		scratch[36] = scratch[37] = scratch[38] = 0;
-		scratch[39] = 6;
-		plen = 40;
-	}
-	memcpy(scratch + plen, ip + tcp_off, tcp_len);
-	scratch[plen + 16] = scratch[plen + 17] = 0;
-	return ~fold(ref_sum(0, scratch, plen + tcp_len)) & 0xffff;
-}
 
 /* The segment a row sends. */
 struct spec {
@@ -117,68 +51,31 @@ struct built {
 /* Writes the packet for s with correct checksums. */
 static struct built build(uint8_t *buf, const struct spec *s)
 {
-	size_t ipl, ol = s->tcpopt ? 16 : 0;
-	struct built b;
-	uint8_t *t;
+	static const uint8_t ip4opt[4] = { 1, 1, 1, 0 };	/* NOP NOP NOP EOL */
+	static const uint8_t hbh[8] = { 0, 0, 1, 4 };		/* hop-by-hop: PadN */
+	static uint8_t payload[BUF_LEN];
+	uint8_t opt[16];
+	size_t ol = 0;
+	struct pb_built pb;
 
-	memset(buf, 0, BUF_LEN);
-	if (s->family == AF_INET) {
-		ipl = s->ipopt ? 24 : 20;
-		b.tcp_off = ipl;
-		b.tcp_len = 20 + ol + s->plen;
-		buf[0] = (uint8_t)(0x40 | ipl / 4);
-		buf[1] = s->tos;
-		put16(buf + 2, (uint32_t)(ipl + b.tcp_len));
-		put16(buf + 4, 0x1234);
-		put16(buf + 6, 0x4000);
-		buf[8] = 57;
-		buf[9] = 6;
-		memcpy(buf + 12, s->src, 4);
-		memcpy(buf + 16, s->dst, 4);
-		if (s->ipopt)
-			buf[20] = buf[21] = buf[22] = 1;	/* NOP NOP NOP EOL */
-		put16(buf + 10, ~fold(ref_sum(0, buf, ipl)) & 0xffff);
-	} else {
-		ipl = s->ipopt ? 48 : 40;
-		b.tcp_off = ipl;
-		b.tcp_len = 20 + ol + s->plen;
-		put32(buf, 6u << 28 | (uint32_t)s->tos << 20 | (s->label & 0xfffff));
-		put16(buf + 4, (uint32_t)(ipl - 40 + b.tcp_len));
-		buf[6] = s->ipopt ? 0 : 6;
-		buf[7] = 61;
-		memcpy(buf + 8, s->src, 16);
-		memcpy(buf + 24, s->dst, 16);
-		if (s->ipopt) {
-			buf[40] = 6;	/* hop-by-hop: next TCP, length 8, PadN */
-			buf[42] = 1;
-			buf[43] = 4;
-		}
-	}
-	b.len = ipl + b.tcp_len;
-
-	t = buf + b.tcp_off;
-	put16(t, s->sport);
-	put16(t + 2, s->dport);
-	put32(t + 4, s->seq);
-	put32(t + 8, s->ack);
-	t[12] = (uint8_t)((20 + ol) / 4 << 4);
-	t[13] = s->flags;
-	put16(t + 14, s->window);
-	put16(t + 18, s->urg);
 	if (s->tcpopt) {
-		t[20] = 2;		/* MSS 1460 */
-		t[21] = 4;
-		put16(t + 22, 1460);
-		t[24] = t[25] = 1;
-		t[26] = 8;		/* timestamps */
-		t[27] = 10;
-		put32(t + 28, 0xa1b2c3d4);
-		put32(t + 32, 0);
+		ol = pb_opt_mss(opt, 1460);
+		opt[ol++] = 1;
+		opt[ol++] = 1;
+		ol += pb_opt_ts(opt + ol, 0xa1b2c3d4, 0);
 	}
 	for (size_t i = 0; i < s->plen; i++)
-		t[20 + ol + i] = (uint8_t)(i * 37 + 11);
-	put16(t + 16, ref_csum(buf, b.tcp_off, b.tcp_len));
-	return b;
+		payload[i] = (uint8_t)(i * 37 + 11);
+	memset(buf, 0, BUF_LEN);
+	pb_build(buf, &(struct pb_spec){
+		.family = s->family, .src = s->src, .dst = s->dst, .tos = s->tos,
+		.label = s->label, .ip_id = 0x1234, .ttl = s->family == AF_INET ? 57 : 61,
+		.ipopt = !s->ipopt ? NULL : s->family == AF_INET ? ip4opt : hbh,
+		.ipopt_len = !s->ipopt ? 0 : s->family == AF_INET ? sizeof(ip4opt) : sizeof(hbh),
+		.sport = s->sport, .dport = s->dport, .seq = s->seq, .ack = s->ack,
+		.flags = s->flags, .window = s->window, .urg = s->urg, .opt = opt, .opt_len = ol,
+		.payload = payload, .plen = s->plen }, &pb);
+	return (struct built){ .len = pb.len, .tcp_off = pb.tcp_off, .tcp_len = pb.tcp_len };
 }
 
 static const uint8_t client4[4] = { 198, 51, 100, 7 }, server4[4] = { 192, 0, 2, 1 };
@@ -247,98 +144,95 @@ struct row {
 };
 
 static const struct row rows[] = {
-	/*
-	 * family, flags, seq, ack, payload, TOS, flow label, IP options, TCP options,
-	 * TTL, reflect, auto, state ranges, checksum;
-	 *   answer?, flags, seq, ack, TOS, flow label
-	 */
 	/* 1-4: IPv4 SYN, plain and with options everywhere; TOS keeps DSCP, loses ECN */
-	{ V4, S, 1000, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 1001, 0, WL_ZERO },
-	{ V4, S, 0x12345678, 0, 0, 0xbb, 0, 1, 1, 64, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 0x12345679, 0xb8, WL_ZERO },
-	{ V4, S | TCP_ECE | TCP_CWR, 5, 0, 0, 0x03, 0, 0, 0, 255, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 6, 0, WL_ZERO },
-	{ V4, S, 0xffffffff, 0, 0, 0x2e, 0, 0, 1, 1, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 0, 0x2c, WL_ZERO },
+	{ .family = V4, .flags = S, .seq = 1000, .ttl = 64, .answer = true, .want_flags = R | A,
+	  .want_ack = 1001 },
+	{ .family = V4, .flags = S, .seq = 0x12345678, .tos = 0xbb, .ipopt = true, .tcpopt = true,
+	  .ttl = 64, .answer = true, .want_flags = R | A, .want_ack = 0x12345679,
+	  .want_tos = 0xb8 },
+	{ .family = V4, .flags = S | TCP_ECE | TCP_CWR, .seq = 5, .tos = 0x03, .ttl = 255,
+	  .answer = true, .want_flags = R | A, .want_ack = 6 },
+	{ .family = V4, .flags = S, .seq = 0xffffffff, .tos = 0x2e, .tcpopt = true, .ttl = 1,
+	  .answer = true, .want_flags = R | A, .want_tos = 0x2c },
 	/* 5-8: FIN, NULL, Xmas, SYN|FIN with payload (odd length) */
-	{ V4, F, 77, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 78, 0, WL_ZERO },
-	{ V4, 0, 77, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 77, 0, WL_ZERO },
-	{ V4, F | P | U, 77, 0, 5, 0x10, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 83, 0x10, WL_ZERO },
-	{ V4, S | F, 0xfffffff0, 0, 17, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 3, 0, WL_ZERO },
+	{ .family = V4, .flags = F, .seq = 77, .ttl = 64, .answer = true, .want_flags = R | A,
+	  .want_ack = 78 },
+	{ .family = V4, .seq = 77, .ttl = 64, .answer = true, .want_flags = R | A,
+	  .want_ack = 77 },
+	{ .family = V4, .flags = F | P | U, .seq = 77, .plen = 5, .tos = 0x10, .ttl = 64,
+	  .answer = true, .want_flags = R | A, .want_ack = 83, .want_tos = 0x10 },
+	{ .family = V4, .flags = S | F, .seq = 0xfffffff0, .plen = 17, .ttl = 64, .answer = true,
+	  .want_flags = R | A, .want_ack = 3 },
 	/* 9-11: ACK, FIN|ACK, data with ACK: seq = their ack, flags R alone */
-	{ V4, A, 500, 0xdeadbeef, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
-	  1, R, 0xdeadbeef, 0, 0, WL_ZERO },
-	{ V4, F | A, 500, 0, 0, 0x01, 0, 0, 1, 64, 0, 0, 0, CS_GOOD,
-	  1, R, 0, 0, 0, WL_ZERO },
-	{ V4, A | P, 500, 0x80000000, 1000, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
-	  1, R, 0x80000000, 0, 0, WL_ZERO },
+	{ .family = V4, .flags = A, .seq = 500, .ack = 0xdeadbeef, .ttl = 64, .answer = true,
+	  .want_flags = R, .want_seq = 0xdeadbeef },
+	{ .family = V4, .flags = F | A, .seq = 500, .tos = 0x01, .tcpopt = true, .ttl = 64,
+	  .answer = true, .want_flags = R },
+	{ .family = V4, .flags = A | P, .seq = 500, .ack = 0x80000000, .plen = 1000, .ttl = 64,
+	  .answer = true, .want_flags = R, .want_seq = 0x80000000 },
 	/* 12: SYN with payload (TFO-style): the payload counts */
-	{ V4, S, 100, 0, 64, 0, 0, 0, 1, 64, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 165, 0, WL_ZERO },
+	{ .family = V4, .flags = S, .seq = 100, .plen = 64, .tcpopt = true, .ttl = 64,
+	  .answer = true, .want_flags = R | A, .want_ack = 165 },
 	/* 13-15: RST, RST|ACK and a bad checksum: silence */
-	{ V4, R, 1, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
-	  0, 0, 0, 0, 0, WL_ZERO },
-	{ V4, R | A, 1, 2, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
-	  0, 0, 0, 0, 0, WL_ZERO },
-	{ V4, S, 1, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_BAD,
-	  0, 0, 0, 0, 0, WL_ZERO },
+	{ .family = V4, .flags = R, .seq = 1, .ttl = 64 },
+	{ .family = V4, .flags = R | A, .seq = 1, .ack = 2, .ttl = 64 },
+	{ .family = V4, .flags = S, .seq = 1, .ttl = 64, .csum = CS_BAD },
 	/*
 	 * 16: payload captured short, its sum unverified: conntrack found it
 	 * bad before us (it checks the whole segment), so silence
 	 */
-	{ V4, A | P, 9, 10, 1400, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT,
-	  0, 0, 0, 0, 0, WL_ZERO },
+	{ .family = V4, .flags = A | P, .seq = 9, .ack = 10, .plen = 1400, .ttl = 64,
+	  .csum = CS_SHORT },
 	/* 17-20: IPv6, no flow label policy: label 0 even when the SYN has one */
-	{ V6, S, 1000, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 1001, 0, WL_ZERO },
-	{ V6, S, 1000, 0, 0, 0xb9, 0xabcde, 1, 1, 255, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 1001, 0xb8, WL_ZERO },
-	{ V6, F | P | U, 0xffffffff, 0, 1, 0x02, 0x1, 0, 0, 1, 0, 0, 0, CS_GOOD,
-	  1, R | A, 0, 1, 0, WL_ZERO },
-	{ V6, A, 1, 0xfffffffe, 0, 0xff, 0x12345, 0, 0, 64, 0, 0, 0, CS_GOOD,
-	  1, R, 0xfffffffe, 0, 0xfc, WL_ZERO },
+	{ .family = V6, .flags = S, .seq = 1000, .ttl = 64, .answer = true, .want_flags = R | A,
+	  .want_ack = 1001 },
+	{ .family = V6, .flags = S, .seq = 1000, .tos = 0xb9, .label = 0xabcde, .ipopt = true,
+	  .tcpopt = true, .ttl = 255, .answer = true, .want_flags = R | A, .want_ack = 1001,
+	  .want_tos = 0xb8 },
+	{ .family = V6, .flags = F | P | U, .seq = 0xffffffff, .plen = 1, .tos = 0x02,
+	  .label = 0x1, .ttl = 1, .answer = true, .want_flags = R | A, .want_ack = 1 },
+	{ .family = V6, .flags = A, .seq = 1, .ack = 0xfffffffe, .tos = 0xff, .label = 0x12345,
+	  .ttl = 64, .answer = true, .want_flags = R, .want_seq = 0xfffffffe, .want_tos = 0xfc },
 	/* 21-23: reflect: the segment's label, ranges or not; auto does not override */
-	{ V6, S, 7, 0, 0, 0, 0xabcde, 0, 0, 64, 1, 0, 0, CS_GOOD,
-	  1, R | A, 0, 8, 0, WL_IN },
-	{ V6, S, 7, 0, 0, 0, 0x00001, 0, 1, 64, 1, 1, 1, CS_GOOD,
-	  1, R | A, 0, 8, 0, WL_IN },
-	{ V6, F | A, 7, 9, 0, 0x4a, 0xfffff, 0, 0, 64, 1, 1, 0, CS_GOOD,
-	  1, R, 9, 0, 0x48, WL_IN },
+	{ .family = V6, .flags = S, .seq = 7, .label = 0xabcde, .ttl = 64, .reflect = true,
+	  .answer = true, .want_flags = R | A, .want_ack = 8, .want_label = WL_IN },
+	{ .family = V6, .flags = S, .seq = 7, .label = 0x00001, .tcpopt = true, .ttl = 64,
+	  .reflect = true, .autol = true, .ranges = true, .answer = true, .want_flags = R | A,
+	  .want_ack = 8, .want_label = WL_IN },
+	{ .family = V6, .flags = F | A, .seq = 7, .ack = 9, .tos = 0x4a, .label = 0xfffff,
+	  .ttl = 64, .reflect = true, .autol = true, .answer = true, .want_flags = R,
+	  .want_seq = 9, .want_tos = 0x48, .want_label = WL_IN },
 	/* 24-26: reflect with label 0 falls back to auto, or to 0 */
-	{ V6, S, 7, 0, 0, 0, 0, 0, 0, 64, 1, 1, 0, CS_GOOD,
-	  1, R | A, 0, 8, 0, WL_AUTO },
-	{ V6, S, 7, 0, 0, 0, 0, 0, 0, 64, 1, 1, 1, CS_GOOD,
-	  1, R | A, 0, 8, 0, WL_AUTO },
-	{ V6, S, 7, 0, 0, 0, 0, 0, 0, 64, 1, 0, 1, CS_GOOD,
-	  1, R | A, 0, 8, 0, WL_ZERO },
+	{ .family = V6, .flags = S, .seq = 7, .ttl = 64, .reflect = true, .autol = true,
+	  .answer = true, .want_flags = R | A, .want_ack = 8, .want_label = WL_AUTO },
+	{ .family = V6, .flags = S, .seq = 7, .ttl = 64, .reflect = true, .autol = true,
+	  .ranges = true, .answer = true, .want_flags = R | A, .want_ack = 8,
+	  .want_label = WL_AUTO },
+	{ .family = V6, .flags = S, .seq = 7, .ttl = 64, .reflect = true, .ranges = true,
+	  .answer = true, .want_flags = R | A, .want_ack = 8 },
 	/* 27-28: auto without reflect ignores the segment's label */
-	{ V6, S, 7, 0, 0, 0, 0x54321, 0, 0, 64, 0, 1, 0, CS_GOOD,
-	  1, R | A, 0, 8, 0, WL_AUTO },
-	{ V6, S | F, 7, 0, 30, 0, 0x54321, 1, 1, 64, 0, 1, 1, CS_GOOD,
-	  1, R | A, 0, 39, 0, WL_AUTO },
+	{ .family = V6, .flags = S, .seq = 7, .label = 0x54321, .ttl = 64, .autol = true,
+	  .answer = true, .want_flags = R | A, .want_ack = 8, .want_label = WL_AUTO },
+	{ .family = V6, .flags = S | F, .seq = 7, .plen = 30, .label = 0x54321, .ipopt = true,
+	  .tcpopt = true, .ttl = 64, .autol = true, .ranges = true, .answer = true,
+	  .want_flags = R | A, .want_ack = 39, .want_label = WL_AUTO },
 	/* 29-32: IPv6 RST, RST|ACK, bad checksum, short capture */
-	{ V6, R, 1, 0, 0, 0, 0, 0, 0, 64, 1, 1, 1, CS_GOOD,
-	  0, 0, 0, 0, 0, WL_ZERO },
-	{ V6, R | A, 1, 0, 5, 0, 0, 0, 0, 64, 1, 1, 1, CS_GOOD,
-	  0, 0, 0, 0, 0, WL_ZERO },
-	{ V6, S, 1, 0, 0, 0, 0, 1, 1, 64, 1, 1, 1, CS_BAD,
-	  0, 0, 0, 0, 0, WL_ZERO },
-	{ V6, S, 1, 0, 600, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT,
-	  0, 0, 0, 0, 0, WL_ZERO },
+	{ .family = V6, .flags = R, .seq = 1, .ttl = 64, .reflect = true, .autol = true,
+	  .ranges = true },
+	{ .family = V6, .flags = R | A, .seq = 1, .plen = 5, .ttl = 64, .reflect = true,
+	  .autol = true, .ranges = true },
+	{ .family = V6, .flags = S, .seq = 1, .ipopt = true, .tcpopt = true, .ttl = 64,
+	  .reflect = true, .autol = true, .ranges = true, .csum = CS_BAD },
+	{ .family = V6, .flags = S, .seq = 1, .plen = 600, .ttl = 64, .csum = CS_SHORT },
 	/* 33-36: the kernel verified the sum: short or not, answered */
-	{ V4, A | P, 9, 10, 1400, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT_OK,
-	  1, R, 10, 0, 0, WL_ZERO },
-	{ V6, S, 1, 0, 3000, 0, 0, 0, 0, 64, 0, 0, 0, CS_SHORT_OK,
-	  1, R | A, 0, 3002, 0, WL_ZERO },
-	{ V4, S, 1, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, CS_BAD_OK,
-	  1, R | A, 0, 2, 0, WL_ZERO },
-	{ V6, S, 1, 0, 0, 0, 0, 1, 1, 64, 0, 0, 0, CS_BAD_OK,
-	  1, R | A, 0, 2, 0, WL_ZERO },
+	{ .family = V4, .flags = A | P, .seq = 9, .ack = 10, .plen = 1400, .ttl = 64,
+	  .csum = CS_SHORT_OK, .answer = true, .want_flags = R, .want_seq = 10 },
+	{ .family = V6, .flags = S, .seq = 1, .plen = 3000, .ttl = 64, .csum = CS_SHORT_OK,
+	  .answer = true, .want_flags = R | A, .want_ack = 3002 },
+	{ .family = V4, .flags = S, .seq = 1, .ttl = 64, .csum = CS_BAD_OK, .answer = true,
+	  .want_flags = R | A, .want_ack = 2 },
+	{ .family = V6, .flags = S, .seq = 1, .ipopt = true, .tcpopt = true, .ttl = 64,
+	  .csum = CS_BAD_OK, .answer = true, .want_flags = R | A, .want_ack = 2 },
 };
 
 /* Checks the answer out[0..len) to the segment in (built as b) against r. */
@@ -356,17 +250,17 @@ static void check_answer(unsigned no, const struct row *r, const struct rst_para
 	if (v4) {
 		CHECK_EQ_U(out[0], 0x45, "row %u: version, IHL 5 (no options)", no);
 		CHECK_EQ_U(out[1], r->want_tos, "row %u: TOS", no);
-		CHECK_EQ_U(get16(out + 2), 40, "row %u: total length", no);
-		CHECK_EQ_U(get16(out + 4), 0, "row %u: ID", no);
-		CHECK_EQ_U(get16(out + 6), 0x4000, "row %u: DF, offset 0", no);
+		CHECK_EQ_U(pb_get16(out + 2), 40, "row %u: total length", no);
+		CHECK_EQ_U(pb_get16(out + 4), 0, "row %u: ID", no);
+		CHECK_EQ_U(pb_get16(out + 6), 0x4000, "row %u: DF, offset 0", no);
 		CHECK_EQ_U(out[8], rp->ttl, "row %u: TTL", no);
 		CHECK_EQ_U(out[9], 6, "row %u: protocol", no);
-		CHECK_EQ_U(fold(ref_sum(0, out, 20)), 0xffff, "row %u: IP header checksum", no);
+		CHECK_EQ_U(pb_fold(pb_sum(0, out, 20)), 0, "row %u: IP header checksum", no);
 		CHECK(memcmp(out + 12, in_dst, 4) == 0, "row %u: source = their destination", no);
 		CHECK(memcmp(out + 16, in_src, 4) == 0, "row %u: destination = their source", no);
 	} else {
-		uint32_t w = get32(out), label = w & 0xfffff;
-		uint32_t in_label = get32(in) & 0xfffff;
+		uint32_t w = pb_get32(out), label = w & 0xfffff;
+		uint32_t in_label = pb_get32(in) & 0xfffff;
 
 		CHECK_EQ_U(w >> 28, 6, "row %u: version", no);
 		CHECK_EQ_U((w >> 20) & 0xff, r->want_tos, "row %u: traffic class", no);
@@ -384,21 +278,21 @@ static void check_answer(unsigned no, const struct row *r, const struct rst_para
 				CHECK_EQ_U(label & 0x80000, 0x80000, "row %u: stateless bit", no);
 			break;
 		}
-		CHECK_EQ_U(get16(out + 4), 20, "row %u: payload length", no);
+		CHECK_EQ_U(pb_get16(out + 4), 20, "row %u: payload length", no);
 		CHECK_EQ_U(out[6], 6, "row %u: next header TCP (no extension headers)", no);
 		CHECK_EQ_U(out[7], rp->ttl, "row %u: hop limit", no);
 		CHECK(memcmp(out + 8, in_dst, 16) == 0, "row %u: source = their destination", no);
 		CHECK(memcmp(out + 24, in_src, 16) == 0, "row %u: destination = their source", no);
 	}
-	CHECK_EQ_U(get16(t), 22, "row %u: source port = their destination port", no);
-	CHECK_EQ_U(get16(t + 2), 51234, "row %u: destination port = their source port", no);
-	CHECK_EQ_U(get32(t + 4), r->want_seq, "row %u: seq", no);
-	CHECK_EQ_U(get32(t + 8), r->want_ack, "row %u: ack", no);
+	CHECK_EQ_U(pb_get16(t), 22, "row %u: source port = their destination port", no);
+	CHECK_EQ_U(pb_get16(t + 2), 51234, "row %u: destination port = their source port", no);
+	CHECK_EQ_U(pb_get32(t + 4), r->want_seq, "row %u: seq", no);
+	CHECK_EQ_U(pb_get32(t + 8), r->want_ack, "row %u: ack", no);
 	CHECK_EQ_U(t[12], 0x50, "row %u: data offset 5, reserved 0", no);
 	CHECK_EQ_U(t[13], r->want_flags, "row %u: flags", no);
-	CHECK_EQ_U(get16(t + 14), 0, "row %u: window", no);
-	CHECK_EQ_U(get16(t + 18), 0, "row %u: urgent pointer", no);
-	CHECK_EQ_U(get16(t + 16), ref_csum(out, ipl, 20), "row %u: TCP checksum", no);
+	CHECK_EQ_U(pb_get16(t + 14), 0, "row %u: window", no);
+	CHECK_EQ_U(pb_get16(t + 18), 0, "row %u: urgent pointer", no);
+	CHECK_EQ_U(pb_get16(t + 16), pb_tcp_csum(out, ipl, 20), "row %u: TCP checksum", no);
 }
 
 static void table_rows(void)
@@ -472,7 +366,7 @@ static uint32_t label_of(const struct rst_params *rp, const uint8_t *src, uint16
 	b = build(buf, &s);
 	if (pkt_parse(buf, b.len, &v) != PKT_OK || rst_build(buf, &v, rp, out) != 60)
 		return 0xffffffff;
-	return get32(out) & 0xfffff;
+	return pb_get32(out) & 0xfffff;
 }
 
 /*
@@ -552,21 +446,21 @@ static void negative_zero(void)
 		s.seq = 4242;
 		b = build(buf, &s);
 		/* Put the sum's complement into the urgent pointer: the sum becomes 0. */
-		s.urg = (uint16_t)ref_csum(buf, b.tcp_off, b.tcp_len);
+		s.urg = (uint16_t)pb_tcp_csum(buf, b.tcp_off, b.tcp_len);
 		b = build(buf, &s);
-		CHECK_EQ_U(get16(buf + b.tcp_off + 16), 0, "-0 %u: the checksum is 0x0000", i + 1);
+		CHECK_EQ_U(pb_get16(buf + b.tcp_off + 16), 0, "-0 %u: the checksum is 0x0000", i + 1);
 		if (pkt_parse(buf, b.len, &v) != PKT_OK) {
 			CHECK(0, "-0 %u: parse", i + 1);
 			continue;
 		}
 		CHECK_EQ_U(rst_build(buf, &v, &rp, out), b.tcp_off == 20 ? 40 : 60,
 			   "-0 %u: 0x0000 answered", i + 1);
-		put16(buf + b.tcp_off + 16, 0xffff);
+		pb_put16(buf + b.tcp_off + 16, 0xffff);
 		CHECK(rst_build(buf, &v, &rp, out) == (b.tcp_off == 20 ? 40u : 60u),
 			  "-0 %u: a checksum of 0xffff (negative zero) is answered like 0x0000",
 			  i + 1);
 		/* A sum the kernel has not finished (local, offloaded) is not judged. */
-		put16(buf + b.tcp_off + 16, 0x1234);
+		pb_put16(buf + b.tcp_off + 16, 0x1234);
 		CHECK_EQ_U(rst_build(buf, &v, &rp, out), 0, "-0 %u: a wrong sum is not answered", i + 1);
 		rp.csum_unfinished = true;
 		CHECK(rst_build(buf, &v, &rp, out) == (b.tcp_off == 20 ? 40u : 60u),
@@ -649,7 +543,7 @@ static void ip_options(void)
 		memset(buf + 20, 0, optlen);
 		memcpy(buf + 20, ipopt_rows[i].in, ipopt_rows[i].inlen);
 		buf[0] = (uint8_t)(0x40 | ihl / 4);
-		put16(buf + 2, (uint32_t)(ihl + b.tcp_len));
+		pb_put16(buf + 2, (uint32_t)(ihl + b.tcp_len));
 		fixed_params(&rp);
 		rp.ttl = 64;
 		rp.ip_ts_ms = 0x01020304;
@@ -666,16 +560,16 @@ static void ip_options(void)
 		if (len != oihl + 20)
 			continue;
 		CHECK_EQ_U(out[0], 0x40 | oihl / 4, "ipopt %u: IHL", no);
-		CHECK_EQ_U(get16(out + 2), oihl + 20, "ipopt %u: total length", no);
+		CHECK_EQ_U(pb_get16(out + 2), oihl + 20, "ipopt %u: total length", no);
 		CHECK(ipopt_rows[i].outlen == 0 ||
 		      memcmp(out + 20, ipopt_rows[i].out, ipopt_rows[i].outlen) == 0,
 		      "ipopt %u: options", no);
-		CHECK_EQ_U(fold(ref_sum(0, out, oihl)), 0xffff, "ipopt %u: IP header checksum", no);
+		CHECK_EQ_U(pb_fold(pb_sum(0, out, oihl)), 0, "ipopt %u: IP header checksum", no);
 		CHECK(memcmp(out + 12, server4, 4) == 0 && memcmp(out + 16, client4, 4) == 0,
 		      "ipopt %u: addresses", no);
-		CHECK_EQ_U(get32(out + oihl + 8), 100, "ipopt %u: ack", no);
+		CHECK_EQ_U(pb_get32(out + oihl + 8), 100, "ipopt %u: ack", no);
 		CHECK_EQ_U(out[oihl + 13], TCP_RST | TCP_ACK, "ipopt %u: flags", no);
-		CHECK_EQ_U(get16(out + oihl + 16), ref_csum(out, oihl, 20), "ipopt %u: TCP checksum",
+		CHECK_EQ_U(pb_get16(out + oihl + 16), pb_tcp_csum(out, oihl, 20), "ipopt %u: TCP checksum",
 			   no);
 	}
 }

@@ -7,8 +7,8 @@
  * payload, at a random offset in the buffer), parsed with pkt_parse, and
  * rewritten.  The oracle is the same builder run again with the numbers the
  * rewrite should produce: with fix_csum the result must be byte-identical to
- * it, checksum included, and that checksum comes from ref_csum() below, a
- * plain byte-summing implementation that shares no code with the daemon.
+ * it, checksum included, and that checksum comes from pktbuild.h, a plain
+ * byte-summing implementation that shares no code with the daemon.
  * A deterministic PRNG drives everything: no clock, same run every time.
  */
 #include <stdbool.h>
@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include "pkt.h"
+#include "pktbuild.h"
 #include "seqrewrite.h"
 #include "unit.h"
 
@@ -50,124 +51,16 @@ struct spec {
 	uint8_t payload[MAX_PAYLOAD];
 };
 
-/* splitmix64: tiny, seedable, good enough to pick test cases. */
 static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return unit_rnd(&rng_state);
 }
 
 static uint32_t rnd32(void)
 {
 	return (uint32_t)rnd();
-}
-
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get16(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 8 | p[1];
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* One's-complement sum of n bytes as big-endian words, odd byte zero-padded. */
-static uint32_t ref_sum(uint32_t sum, const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		sum += i % 2 ? p[i] : (uint32_t)p[i] << 8;
-	return sum;
-}
-
-/*
- * Reference TCP checksum of a whole IP packet, found from the IP header
- * alone: spell the pseudo-header out as bytes (RFC 9293 3.1, RFC 8200 8.1),
- * append a copy of the segment with its checksum field zeroed, sum, fold,
- * complement.
- */
-static uint32_t ref_csum(const uint8_t *ip)
-{
-	static uint8_t scratch[40 + BUF_LEN + 1];
-	size_t plen, tcp_off, tcp_len;
-	uint32_t sum;
-
-	if (ip[0] >> 4 == 4) {
-		tcp_off = (size_t)(ip[0] & 0x0f) * 4;
-		tcp_len = get16(ip + 2) - tcp_off;
-		memcpy(scratch, ip + 12, 8);
-		scratch[8] = 0;
-		scratch[9] = 6;
-		put16(scratch + 10, (uint32_t)tcp_len);
-		plen = 12;
-	} else {
-		tcp_off = 40;
-		tcp_len = get16(ip + 4);
-		memcpy(scratch, ip + 8, 32);
-		put32(scratch + 32, (uint32_t)tcp_len);
-		scratch[36] = scratch[37] = scratch[38] = 0;
-		scratch[39] = 6;
-		plen = 40;
-	}
-	memcpy(scratch + plen, ip + tcp_off, tcp_len);
-	scratch[plen + 16] = scratch[plen + 17] = 0;
-	sum = ref_sum(0, scratch, plen + tcp_len);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum & 0xffff;
-}
-
-/* RFC 791 header checksum, so that the IPv4 packets are valid all through. */
-static void ip4_csum(uint8_t *ip)
-{
-	uint32_t sum;
-
-	put16(ip + 10, 0);
-	sum = ref_sum(0, ip, 20);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	put16(ip + 10, ~sum & 0xffff);
-}
-
-static void put_sack(uint8_t *p, const struct spec *s)
-{
-	int i;
-
-	p[0] = 5;				/* RFC 2018 3 */
-	p[1] = (uint8_t)(2 + 8 * s->nsack);
-	for (i = 0; i < s->nsack; i++) {
-		put32(p + 2 + 8 * i, s->sack[i][0]);
-		put32(p + 6 + 8 * i, s->sack[i][1]);
-	}
-}
-
-static void put_ts(uint8_t *p, const struct spec *s)
-{
-	p[0] = 8;				/* RFC 7323 3 */
-	p[1] = 10;
-	put32(p + 2, s->tsval);
-	put32(p + 6, s->tsecr);
 }
 
 /* TCP options for s into o; returns their length, a multiple of 4. */
@@ -179,25 +72,19 @@ static size_t build_opts(uint8_t *o, const struct spec *s)
 		if (s->ts) {
 			o[n++] = 1;
 			o[n++] = 1;
-			put_ts(o + n, s);
-			n += 10;
+			n += pb_opt_ts(o + n, s->tsval, s->tsecr);
 		}
 		if (s->nsack) {
 			o[n++] = 1;
 			o[n++] = 1;
-			put_sack(o + n, s);
-			n += 2 + 8 * (size_t)s->nsack;
+			n += pb_opt_sack(o + n, s->sack, (size_t)s->nsack);
 		}
 	} else {
 		o[n++] = 1;
-		if (s->nsack) {
-			put_sack(o + n, s);
-			n += 2 + 8 * (size_t)s->nsack;
-		}
-		if (s->ts) {
-			put_ts(o + n, s);
-			n += 10;
-		}
+		if (s->nsack)
+			n += pb_opt_sack(o + n, s->sack, (size_t)s->nsack);
+		if (s->ts)
+			n += pb_opt_ts(o + n, s->tsval, s->tsecr);
 	}
 	while (n % 4)
 		o[n++] = 0;
@@ -207,44 +94,17 @@ static size_t build_opts(uint8_t *o, const struct spec *s)
 /* Builds the IP packet s describes at p with a correct checksum; returns its length. */
 static size_t build(uint8_t *p, const struct spec *s)
 {
-	size_t ip_hlen = s->family == AF_INET ? 20 : 40;
-	uint8_t *tcp = p + ip_hlen;
-	size_t olen = build_opts(tcp + 20, s);
-	size_t tcp_len = 20 + olen + s->plen;
+	uint8_t opt[TCP_OPT_MAX + 8];
+	size_t olen = build_opts(opt, s);
 
 	if (olen > TCP_OPT_MAX)
 		abort();
-	memset(p, 0, ip_hlen);
-	if (s->family == AF_INET) {
-		p[0] = 0x45;
-		put16(p + 2, (uint32_t)(ip_hlen + tcp_len));
-		put16(p + 4, 0x1234);
-		put16(p + 6, 0x4000);		/* DF, not a fragment */
-		p[8] = 64;
-		p[9] = 6;
-		memcpy(p + 12, s->src, 4);
-		memcpy(p + 16, s->dst, 4);
-		ip4_csum(p);
-	} else {
-		put32(p, 0x60000000 | s->sport);	/* flow label: any fixed value */
-		put16(p + 4, (uint32_t)tcp_len);
-		p[6] = 6;
-		p[7] = 64;
-		memcpy(p + 8, s->src, 16);
-		memcpy(p + 24, s->dst, 16);
-	}
-	put16(tcp, s->sport);
-	put16(tcp + 2, s->dport);
-	put32(tcp + 4, s->seq);
-	put32(tcp + 8, s->ack);
-	tcp[12] = (uint8_t)((20 + olen) / 4 << 4);
-	tcp[13] = s->flags;
-	put16(tcp + 14, s->window);
-	put16(tcp + 16, 0);
-	put16(tcp + 18, 0);
-	memcpy(tcp + 20 + olen, s->payload, s->plen);
-	put16(tcp + 16, ref_csum(p));
-	return ip_hlen + tcp_len;
+	return pb_build(p, &(struct pb_spec){
+		.family = s->family, .src = s->src, .dst = s->dst,
+		.ip_id = 0x1234, .label = s->sport,	/* flow label: any fixed value */
+		.sport = s->sport, .dport = s->dport, .seq = s->seq, .ack = s->ack,
+		.flags = s->flags, .window = s->window, .opt = opt, .opt_len = olen,
+		.payload = s->payload, .plen = s->plen }, NULL);
 }
 
 /* The numbers seqrewrite_apply should leave: the plain arithmetic of the header comment. */
@@ -329,7 +189,7 @@ static void run_case(const char *name, unsigned no, const struct spec *s, enum s
 	if (v.nsack != s->nsack || v.payload_caplen != s->plen - cut)
 		return;
 	csum_off = v.l4_off + 16;
-	csum_before = get16(pkt + csum_off);
+	csum_before = pb_get16(pkt + csum_off);
 	if (!cut)
 		CHECK_EQ_U(seqrewrite_tcp_csum_full(pkt, &v), csum_before,
 			   "%s %u: full csum before", name, no);
@@ -338,24 +198,24 @@ static void run_case(const char *name, unsigned no, const struct spec *s, enum s
 
 	CHECK_EQ_U(v.seq, want.seq, "%s %u: view seq", name, no);
 	CHECK_EQ_U(v.ack, want.ack, "%s %u: view ack", name, no);
-	CHECK_EQ_U(get32(pkt + v.l4_off + 4), want.seq, "%s %u: seq", name, no);
-	CHECK_EQ_U(get32(pkt + v.l4_off + 8), want.ack, "%s %u: ack", name, no);
+	CHECK_EQ_U(pb_get32(pkt + v.l4_off + 4), want.seq, "%s %u: seq", name, no);
+	CHECK_EQ_U(pb_get32(pkt + v.l4_off + 8), want.ack, "%s %u: ack", name, no);
 	for (i = 0; i < s->nsack; i++) {
-		CHECK_EQ_U(get32(pkt + v.sack_off + 8 * (size_t)i), want.sack[i][0],
+		CHECK_EQ_U(pb_get32(pkt + v.sack_off + 8 * (size_t)i), want.sack[i][0],
 			   "%s %u: sack %d left", name, no, i);
-		CHECK_EQ_U(get32(pkt + v.sack_off + 8 * (size_t)i + 4), want.sack[i][1],
+		CHECK_EQ_U(pb_get32(pkt + v.sack_off + 8 * (size_t)i + 4), want.sack[i][1],
 			   "%s %u: sack %d right", name, no, i);
 	}
 	if (fix) {
-		CHECK_EQ_U(get16(pkt + csum_off), ref_csum(pkt), "%s %u: incremental csum",
+		CHECK_EQ_U(pb_get16(pkt + csum_off), pb_tcp_csum_of(pkt), "%s %u: incremental csum",
 			   name, no);
 		if (!cut)
-			CHECK_EQ_U(seqrewrite_tcp_csum_full(pkt, &v), ref_csum(pkt),
+			CHECK_EQ_U(seqrewrite_tcp_csum_full(pkt, &v), pb_tcp_csum_of(pkt),
 				   "%s %u: full csum after", name, no);
 		CHECK(memcmp(pkt, wantbuf, len) == 0, "%s %u: packet differs from rebuilt one",
 		      name, no);
 	} else {
-		CHECK_EQ_U(get16(pkt + csum_off), csum_before, "%s %u: csum untouched", name, no);
+		CHECK_EQ_U(pb_get16(pkt + csum_off), csum_before, "%s %u: csum untouched", name, no);
 		CHECK(memcmp(pkt, wantbuf, csum_off) == 0 &&
 		      memcmp(pkt + csum_off + 2, wantbuf + csum_off + 2, len - csum_off - 2) == 0,
 		      "%s %u: packet differs from rebuilt one", name, no);
@@ -404,40 +264,66 @@ struct row {
 #define V6 AF_INET6
 static const struct row rows[] = {
 	/* 1-6: outgoing seq, delta 0 and both wrap directions */
-	{ V4, 0, 0, LAYOUT_LINUX, 0, A, SEQ_OUT, 1, 1000, 5, 0, 0, 1000, 5, 0 },
-	{ V4, 0, 0, LAYOUT_LINUX, 10, A, SEQ_OUT, 1, 0xfffffff0, 5, 0, 0x20, 0x10, 5, 0 },
-	{ V4, 1, 0, LAYOUT_LINUX, 10, A, SEQ_OUT, 1, 0x10, 5, 0, 0xffffffe0, 0xfffffff0, 5, 0 },
-	{ V6, 0, 0, LAYOUT_LINUX, 1, A, SEQ_OUT, 1, 0xffffffff, 7, 0, 1, 0, 7, 0 },
-	{ V6, 1, 0, LAYOUT_LINUX, 3, A, SEQ_OUT, 1, 0, 7, 0, 0xffffffff, 0xffffffff, 7, 0 },
-	{ V6, 1, 0, LAYOUT_ODD, 1448, A, SEQ_OUT, 1, 0x80000000, 9, 0, 0x80000000, 0, 9, 0 },
+	{ .family = V4, .layout = LAYOUT_LINUX, .flags = A, .dir = SEQ_OUT, .fix = true,
+	  .seq = 1000, .ack = 5, .delta = 0, .want_seq = 1000, .want_ack = 5 },
+	{ .family = V4, .layout = LAYOUT_LINUX, .plen = 10, .flags = A, .dir = SEQ_OUT,
+	  .fix = true, .seq = 0xfffffff0, .ack = 5, .delta = 0x20, .want_seq = 0x10,
+	  .want_ack = 5 },
+	{ .family = V4, .ts = true, .layout = LAYOUT_LINUX, .plen = 10, .flags = A,
+	  .dir = SEQ_OUT, .fix = true, .seq = 0x10, .ack = 5, .delta = 0xffffffe0,
+	  .want_seq = 0xfffffff0, .want_ack = 5 },
+	{ .family = V6, .layout = LAYOUT_LINUX, .plen = 1, .flags = A, .dir = SEQ_OUT,
+	  .fix = true, .seq = 0xffffffff, .ack = 7, .delta = 1, .want_ack = 7 },
+	{ .family = V6, .ts = true, .layout = LAYOUT_LINUX, .plen = 3, .flags = A, .dir = SEQ_OUT,
+	  .fix = true, .ack = 7, .delta = 0xffffffff, .want_seq = 0xffffffff, .want_ack = 7 },
+	{ .family = V6, .ts = true, .layout = LAYOUT_ODD, .plen = 1448, .flags = A,
+	  .dir = SEQ_OUT, .fix = true, .seq = 0x80000000, .ack = 9, .delta = 0x80000000,
+	  .want_ack = 9 },
 	/* 7: outgoing SACK names the server's bytes: untouched (as is ack) */
-	{ V4, 1, 3, LAYOUT_LINUX, 0, A, SEQ_OUT, 1, 500, 900, 800, 0x1000, 0x11f4, 900, 800 },
+	{ .family = V4, .ts = true, .nsack = 3, .layout = LAYOUT_LINUX, .flags = A,
+	  .dir = SEQ_OUT, .fix = true, .seq = 500, .ack = 900, .sack0 = 800, .delta = 0x1000,
+	  .want_seq = 0x11f4, .want_ack = 900, .want_sack0 = 800 },
 	/* 8: a SYN without ACK goes out shifted too */
-	{ V4, 1, 0, LAYOUT_LINUX, 0, TCP_SYN, SEQ_OUT, 1, 0xabcdef01, 0, 0, 0x10000000,
-	  0xbbcdef01, 0, 0 },
+	{ .family = V4, .ts = true, .layout = LAYOUT_LINUX, .flags = TCP_SYN, .dir = SEQ_OUT,
+	  .fix = true, .seq = 0xabcdef01, .delta = 0x10000000, .want_seq = 0xbbcdef01 },
 	/* 9-12: incoming ack and SACK, wrap both ways, delta 0 */
-	{ V4, 0, 2, LAYOUT_LINUX, 0, A, SEQ_IN, 1, 1, 0x10, 0x30, 0x20, 1, 0xfffffff0, 0x10 },
-	{ V6, 1, 3, LAYOUT_LINUX, 0, A, SEQ_IN, 1, 1, 0, 0, 1, 1, 0xffffffff, 0xffffffff },
-	{ V6, 0, 4, LAYOUT_LINUX, 0, A, SEQ_IN, 1, 1, 0xfffffff0, 0xfffffff8, 0xfffffff0,
-	  1, 0, 8 },
-	{ V4, 0, 1, LAYOUT_ODD, 0, A, SEQ_IN, 1, 77, 1234, 2000, 0, 77, 1234, 2000 },
+	{ .family = V4, .nsack = 2, .layout = LAYOUT_LINUX, .flags = A, .dir = SEQ_IN,
+	  .fix = true, .seq = 1, .ack = 0x10, .sack0 = 0x30, .delta = 0x20, .want_seq = 1,
+	  .want_ack = 0xfffffff0, .want_sack0 = 0x10 },
+	{ .family = V6, .ts = true, .nsack = 3, .layout = LAYOUT_LINUX, .flags = A, .dir = SEQ_IN,
+	  .fix = true, .seq = 1, .delta = 1, .want_seq = 1, .want_ack = 0xffffffff,
+	  .want_sack0 = 0xffffffff },
+	{ .family = V6, .nsack = 4, .layout = LAYOUT_LINUX, .flags = A, .dir = SEQ_IN,
+	  .fix = true, .seq = 1, .ack = 0xfffffff0, .sack0 = 0xfffffff8, .delta = 0xfffffff0,
+	  .want_seq = 1, .want_sack0 = 8 },
+	{ .family = V4, .nsack = 1, .layout = LAYOUT_ODD, .flags = A, .dir = SEQ_IN, .fix = true,
+	  .seq = 77, .ack = 1234, .sack0 = 2000, .delta = 0, .want_seq = 77, .want_ack = 1234,
+	  .want_sack0 = 2000 },
 	/* 13: D-SACK (RFC 2883): first block below the cumulative ack */
-	{ V6, 0, 4, LAYOUT_ODD, 0, A, SEQ_IN, 1, 9, 0x5000, 0x1000, 0x100, 9, 0x4f00, 0xf00 },
+	{ .family = V6, .nsack = 4, .layout = LAYOUT_ODD, .flags = A, .dir = SEQ_IN, .fix = true,
+	  .seq = 9, .ack = 0x5000, .sack0 = 0x1000, .delta = 0x100, .want_seq = 9,
+	  .want_ack = 0x4f00, .want_sack0 = 0xf00 },
 	/* 14-15: no ACK flag: ack field kept, SACK still translated */
-	{ V4, 0, 0, LAYOUT_LINUX, 0, TCP_SYN, SEQ_IN, 1, 3, 0x12345678, 0, 0x1000,
-	  3, 0x12345678, 0 },
-	{ V6, 1, 1, LAYOUT_ODD, 0, TCP_RST, SEQ_IN, 1, 3, 0xdeadbeef, 0x100, 0x1000,
-	  3, 0xdeadbeef, 0xfffff100 },
+	{ .family = V4, .layout = LAYOUT_LINUX, .flags = TCP_SYN, .dir = SEQ_IN, .fix = true,
+	  .seq = 3, .ack = 0x12345678, .delta = 0x1000, .want_seq = 3, .want_ack = 0x12345678 },
+	{ .family = V6, .ts = true, .nsack = 1, .layout = LAYOUT_ODD, .flags = TCP_RST,
+	  .dir = SEQ_IN, .fix = true, .seq = 3, .ack = 0xdeadbeef, .sack0 = 0x100,
+	  .delta = 0x1000, .want_seq = 3, .want_ack = 0xdeadbeef, .want_sack0 = 0xfffff100 },
 	/* 16-17: fix_csum false: numbers change, checksum field does not */
-	{ V4, 1, 2, LAYOUT_LINUX, 100, A, SEQ_IN, 0, 3, 0x100, 0x80, 0x10, 3, 0xf0, 0x70 },
-	{ V6, 1, 0, LAYOUT_LINUX, 101, A, SEQ_OUT, 0, 0xfffffffe, 4, 0, 2, 0, 4, 0 },
+	{ .family = V4, .ts = true, .nsack = 2, .layout = LAYOUT_LINUX, .plen = 100, .flags = A,
+	  .dir = SEQ_IN, .seq = 3, .ack = 0x100, .sack0 = 0x80, .delta = 0x10, .want_seq = 3,
+	  .want_ack = 0xf0, .want_sack0 = 0x70 },
+	{ .family = V6, .ts = true, .layout = LAYOUT_LINUX, .plen = 101, .flags = A,
+	  .dir = SEQ_OUT, .seq = 0xfffffffe, .ack = 4, .delta = 2, .want_ack = 4 },
 	/* 18-20: odd payloads, odd layouts, full segments */
-	{ V4, 0, 4, LAYOUT_ODD, 1, A, SEQ_IN, 1, 3, 0x40000000, 0x3fff0000, 0x40000001,
-	  3, 0xffffffff, 0xfffeffff },
-	{ V6, 1, 3, LAYOUT_ODD, 1427, A | TCP_PSH, SEQ_IN, 1, 3, 2, 1, 3, 3, 0xffffffff,
-	  0xfffffffe },
-	{ V4, 1, 0, LAYOUT_LINUX, 1460, A | TCP_PSH, SEQ_OUT, 1, 0x7fffffff, 0, 0, 1,
-	  0x80000000, 0, 0 },
+	{ .family = V4, .nsack = 4, .layout = LAYOUT_ODD, .plen = 1, .flags = A, .dir = SEQ_IN,
+	  .fix = true, .seq = 3, .ack = 0x40000000, .sack0 = 0x3fff0000, .delta = 0x40000001,
+	  .want_seq = 3, .want_ack = 0xffffffff, .want_sack0 = 0xfffeffff },
+	{ .family = V6, .ts = true, .nsack = 3, .layout = LAYOUT_ODD, .plen = 1427,
+	  .flags = A | TCP_PSH, .dir = SEQ_IN, .fix = true, .seq = 3, .ack = 2, .sack0 = 1,
+	  .delta = 3, .want_seq = 3, .want_ack = 0xffffffff, .want_sack0 = 0xfffffffe },
+	{ .family = V4, .ts = true, .layout = LAYOUT_LINUX, .plen = 1460, .flags = A | TCP_PSH,
+	  .dir = SEQ_OUT, .fix = true, .seq = 0x7fffffff, .delta = 1, .want_seq = 0x80000000 },
 };
 #undef A
 #undef V4
@@ -474,6 +360,92 @@ static void table_rows(void)
 				   "row %u: sack %d", i + 1, j);
 
 		run_case("row", i + 1, &s, r->dir, r->delta, r->fix, i % 4, 0);
+	}
+}
+
+/*
+ * seqrewrite_syn: the knock ISN and the pinned TSval written into an
+ * outgoing SYN.  The timestamp option lies at an even offset of the TCP
+ * header (NOP NOP TS, as Linux sends it) or an odd one (NOP TS, or after a
+ * SACK option: legal from other stacks and forwarded hosts); the result must
+ * be byte-identical to the SYN built with the new numbers, checksum included.
+ */
+struct syn_row {
+	int family;
+	enum layout layout;
+	bool ts;
+	uint32_t seq, isn;
+	uint32_t tsval, new_tsval;
+	size_t plen;
+	bool want_odd;		/* TSval at an odd offset of the TCP header */
+};
+
+static const struct syn_row syn_rows[] = {
+	/* 1-4: even TSval offset, both families, the ISN and the TSval changing */
+	{ .family = AF_INET, .layout = LAYOUT_LINUX, .ts = true, .seq = 0x12345678,
+	  .isn = 0x9abcdef0, .tsval = 0x01020304, .new_tsval = 0xfffefdfc },
+	{ .family = AF_INET6, .layout = LAYOUT_LINUX, .ts = true, .seq = 0xffffffff, .isn = 0,
+	  .tsval = 7, .new_tsval = 0x80000000 },
+	{ .family = AF_INET, .layout = LAYOUT_LINUX, .ts = true, .seq = 1, .isn = 2,
+	  .tsval = 0x11223344, .new_tsval = 0x11223344 },
+	{ .family = AF_INET6, .layout = LAYOUT_LINUX, .ts = true, .seq = 0xdeadbeef,
+	  .isn = 0xdeadbeef, .tsval = 0xa5a5a5a5, .new_tsval = 0x5a5a5a5a },
+	/* 5-10: odd TSval offset (NOP TS): each byte in the other half of a checksum word */
+	{ .family = AF_INET, .layout = LAYOUT_ODD, .ts = true, .seq = 0x12345678,
+	  .isn = 0x9abcdef0, .tsval = 0x01020304, .new_tsval = 0xfffefdfc, .want_odd = true },
+	{ .family = AF_INET6, .layout = LAYOUT_ODD, .ts = true, .seq = 0xffffffff, .isn = 0,
+	  .tsval = 7, .new_tsval = 0x80000000, .want_odd = true },
+	{ .family = AF_INET, .layout = LAYOUT_ODD, .ts = true, .seq = 1, .isn = 1,
+	  .tsval = 0x00ff00ff, .new_tsval = 0xff00ff00, .want_odd = true },
+	{ .family = AF_INET6, .layout = LAYOUT_ODD, .ts = true, .seq = 0xdeadbeef,
+	  .isn = 0xdeadbeef, .tsval = 0xa5a5a5a5, .new_tsval = 0x5a5a5a5a, .want_odd = true },
+	{ .family = AF_INET, .layout = LAYOUT_ODD, .ts = true, .seq = 0x80000000,
+	  .isn = 0x7fffffff, .tsval = 0x10000000, .new_tsval = 0x0fffffff, .plen = 11,
+	  .want_odd = true },
+	{ .family = AF_INET6, .layout = LAYOUT_ODD, .ts = true, .seq = 5, .isn = 0x50000005,
+	  .tsval = 1, .new_tsval = 1, .plen = 1, .want_odd = true },
+	/* 11-12: no timestamps: only the ISN */
+	{ .family = AF_INET, .layout = LAYOUT_LINUX, .seq = 0x1000, .isn = 0xcafef00d },
+	{ .family = AF_INET6, .layout = LAYOUT_ODD, .seq = 0xcafef00d, .isn = 0x1000 },
+};
+
+static void syn_table(void)
+{
+	static struct spec s, want;
+
+	for (unsigned i = 0; i < sizeof(syn_rows) / sizeof(syn_rows[0]); i++) {
+		const struct syn_row *r = &syn_rows[i];
+		unsigned no = i + 1;
+		struct pkt_view v;
+		uint8_t *pkt = pktbuf + i % 4;
+		size_t len;
+
+		rng_state = 1000 + i;
+		base_spec(&s, r->family);
+		s.flags = TCP_SYN;
+		s.layout = r->layout;
+		s.ts = r->ts;
+		s.seq = r->seq;
+		s.tsval = r->tsval;
+		s.tsecr = 0;
+		random_payload(&s, r->plen);
+		want = s;
+		want.seq = r->isn;
+		want.tsval = r->ts ? r->new_tsval : r->tsval;
+		len = build(pkt, &s);
+		build(wantbuf, &want);
+
+		memset(&v, 0, sizeof(v));
+		CHECK_EQ_U(pkt_parse(pkt, len, &v), PKT_OK, "syn %u: parse", no);
+		CHECK_EQ_U(v.has_ts, r->ts, "syn %u: has_ts", no);
+		if (r->ts)
+			CHECK_EQ_U((v.ts_off - v.l4_off) % 2, r->want_odd, "syn %u: TSval offset", no);
+		seqrewrite_syn(pkt, &v, r->isn, r->new_tsval);
+		CHECK_EQ_U(pb_get16(pkt + v.l4_off + 16), pb_tcp_csum_of(pkt), "syn %u: csum", no);
+		CHECK_EQ_U(seqrewrite_tcp_csum_full(pkt, &v), pb_tcp_csum_of(pkt), "syn %u: full csum", no);
+		CHECK(memcmp(pkt, wantbuf, len) == 0, "syn %u: packet differs from rebuilt one", no);
+		CHECK_EQ_U(v.seq, r->isn, "syn %u: view seq", no);
+		CHECK_EQ_U(v.tsval, want.tsval, "syn %u: view tsval", no);
 	}
 }
 
@@ -589,7 +561,7 @@ static void round_trips(void)
 			continue;
 		}
 		seqrewrite_apply(pkt, &v, SEQ_OUT, delta, true);
-		wire_seq = get32(pkt + v.l4_off + 4);
+		wire_seq = pb_get32(pkt + v.l4_off + 4);
 		CHECK_EQ_U(wire_seq, kseq + delta, "trip %u: wire seq", i);
 
 		/* The server's answer: same flow reversed, acking the end, SACKing pieces. */
@@ -618,13 +590,13 @@ static void round_trips(void)
 		CHECK_EQ_U(v.ack, kseq + (uint32_t)out.plen, "trip %u: kernel ack", i);
 		CHECK_EQ_U(v.seq, in.seq, "trip %u: server seq untouched", i);
 		for (j = 0; j < in.nsack; j++) {
-			CHECK_EQ_U(get32(pkt + v.sack_off + 8 * (size_t)j),
+			CHECK_EQ_U(pb_get32(pkt + v.sack_off + 8 * (size_t)j),
 				   kseq + (uint32_t)(out.plen * (size_t)j / 4), "trip %u: left %d", i, j);
-			CHECK_EQ_U(get32(pkt + v.sack_off + 8 * (size_t)j + 4),
+			CHECK_EQ_U(pb_get32(pkt + v.sack_off + 8 * (size_t)j + 4),
 				   kseq + (uint32_t)(out.plen * (size_t)(j + 1) / 4),
 				   "trip %u: right %d", i, j);
 		}
-		CHECK_EQ_U(get16(pkt + v.l4_off + 16), ref_csum(pkt), "trip %u: csum", i);
+		CHECK_EQ_U(pb_get16(pkt + v.l4_off + 16), pb_tcp_csum_of(pkt), "trip %u: csum", i);
 	}
 }
 
@@ -632,6 +604,7 @@ int main(void)
 {
 	rfc1624_example();
 	table_rows();
+	syn_table();
 	random_cases();
 	round_trips();
 	return unit_done("seqrewrite");

@@ -41,6 +41,7 @@
 #include "keys.h"
 #include "marks.h"
 #include "nfq.h"
+#include "pktbuild.h"
 #include "rawsock.h"
 #include "rst.h"
 #include "server.h"
@@ -301,33 +302,6 @@ static int setup_conf(void)
 /* ------------------------------------------------------------------ */
 /* Packets */
 
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v & 0xffff);
-}
-
-/* One's-complement sum of big-endian words, odd byte zero-padded. */
-static uint32_t ref_sum(uint32_t sum, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		sum += i % 2 ? p[i] : (uint32_t)p[i] << 8;
-	return sum;
-}
-
-static uint16_t fold_not(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 struct spec {
 	int family;
 	const uint8_t *src, *dst;
@@ -340,69 +314,27 @@ struct spec {
 	size_t plen;
 };
 
-/* IPv4/IPv6 + TCP with MSS (SYNs) and timestamps; checksums computed here. */
+/* IPv4/IPv6 + TCP with MSS (SYNs) and timestamps; checksums from pktbuild.h. */
 static size_t build(uint8_t *buf, const struct spec *s, size_t *ret_tcp_off)
 {
-	bool v4 = s->family == AF_INET;
-	size_t ipl = v4 ? 20 : 40, ol = 0, tl;
-	uint8_t *t = buf + ipl;
-	uint8_t pseudo[40];
-	uint32_t sum;
+	uint8_t opt[16];
+	size_t ol = 0;
+	struct pb_built b;
 
-	memset(buf, 0, BUF_LEN);
-	if (s->flags & TCP_SYN) {
-		t[20] = 2;
-		t[21] = 4;
-		put16(t + 22, 1460);
-		ol = 4;
-	}
+	if (s->flags & TCP_SYN)
+		ol += pb_opt_mss(opt, 1460);
 	if (s->ts) {
-		t[20 + ol] = t[21 + ol] = 1;
-		t[22 + ol] = 8;
-		t[23 + ol] = 10;
-		put32(t + 24 + ol, s->tsval);
-		ol += 12;
+		opt[ol++] = 1;
+		opt[ol++] = 1;
+		ol += pb_opt_ts(opt + ol, s->tsval, 0);
 	}
-	tl = 20 + ol + s->plen;
-	put16(t, s->sport);
-	put16(t + 2, s->dport);
-	put32(t + 4, s->seq);
-	put32(t + 8, s->ack);
-	t[12] = (uint8_t)((20 + ol) / 4 << 4);
-	t[13] = s->flags;
-	put16(t + 14, 502);
-	memcpy(t + 20 + ol, s->payload, s->plen);
-
-	if (v4) {
-		buf[0] = 0x45;
-		put16(buf + 2, (uint32_t)(ipl + tl));
-		put16(buf + 6, 0x4000);
-		buf[8] = 64;
-		buf[9] = 6;
-		memcpy(buf + 12, s->src, 4);
-		memcpy(buf + 16, s->dst, 4);
-		put16(buf + 10, fold_not(ref_sum(0, buf, 20)));
-		memset(pseudo, 0, 12);
-		memcpy(pseudo, buf + 12, 8);
-		pseudo[9] = 6;
-		put16(pseudo + 10, (uint32_t)tl);
-		sum = ref_sum(0, pseudo, 12);
-	} else {
-		buf[0] = 0x60;
-		put16(buf + 4, (uint32_t)tl);
-		buf[6] = 6;
-		buf[7] = 64;
-		memcpy(buf + 8, s->src, 16);
-		memcpy(buf + 24, s->dst, 16);
-		memset(pseudo, 0, sizeof(pseudo));
-		memcpy(pseudo, buf + 8, 32);
-		put32(pseudo + 32, (uint32_t)tl);
-		pseudo[39] = 6;
-		sum = ref_sum(0, pseudo, 40);
-	}
-	put16(t + 16, fold_not(ref_sum(sum, t, tl)));
-	*ret_tcp_off = ipl;
-	return ipl + tl;
+	memset(buf, 0, BUF_LEN);
+	pb_build(buf, &(struct pb_spec){
+		.family = s->family, .src = s->src, .dst = s->dst, .sport = s->sport,
+		.dport = s->dport, .seq = s->seq, .ack = s->ack, .flags = s->flags, .window = 502,
+		.opt = opt, .opt_len = ol, .payload = s->payload, .plen = s->plen }, &b);
+	*ret_tcp_off = b.tcp_off;
+	return b.len;
 }
 
 static const uint8_t client4[4] = { 198, 51, 100, 7 }, other4[4] = { 198, 51, 100, 8 };
@@ -1103,7 +1035,7 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 		buf[sc->family == AF_INET ? 9 : 6] = 17;
 		break;
 	case BAD_FRAG:
-		put16(buf + 6, 0x2000);		/* MF: a first fragment */
+		pb_put16(buf + 6, 0x2000);		/* MF: a first fragment */
 		break;
 	default:
 		break;

@@ -1,5 +1,5 @@
 /*
- * test_verify - known answers for both ISN formats (SPEC section 2), MD5
+ * test_verify - known answers for both ISN formats (verify.h), MD5
  * (RFC 1321 appendix A.5), the integrity hash alone, and verify_syn /
  * verify_payload acceptance rules with an injected clock.
  *
@@ -15,8 +15,9 @@
 #include "unit.h"
 #include "verify.h"
 
-static const char spec_secret[] = "Magic secret string";
-static const char spec_payload[] = "Protected payload goes here.";
+/* The inputs of the known answers below. */
+static const char example_secret[] = "Magic secret string";
+static const char example_payload[] = "Protected payload goes here.";
 
 static void key_from(struct kg_key *k, const void *raw, size_t len)
 {
@@ -94,12 +95,12 @@ static void test_knock_known_answers(void)
 	};
 	struct kg_key k;
 
-	key_from(&k, spec_secret, strlen(spec_secret));
-	CHECK_EQ_U(isn_ih_knock(&k, (const uint8_t *)spec_payload, 28), 0xff96, "SPEC IH");
+	key_from(&k, example_secret, strlen(example_secret));
+	CHECK_EQ_U(isn_ih_knock(&k, (const uint8_t *)example_payload, 28), 0xff96, "example IH");
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		uint8_t a[16];
 		struct isn_input in = input(rows[i].dst, a, 4242, 0x11223344);
-		uint32_t isn = isn_compute(&k, KG_MODE_KNOCK, &in, 0, (const uint8_t *)spec_payload,
+		uint32_t isn = isn_compute(&k, KG_MODE_KNOCK, &in, 0, (const uint8_t *)example_payload,
 					   rows[i].ilen);
 		struct verify_params p = { .mode = KG_MODE_KNOCK, .integrity_len = (uint16_t)rows[i].ilen };
 		uint64_t e = 99;
@@ -107,7 +108,7 @@ static void test_knock_known_answers(void)
 		CHECK_EQ_U(isn, rows[i].isn, "knock row %zu", i + 1);
 		CHECK(verify_syn(&k, &p, &in, rows[i].isn, 0, &e) == VERIFY_OK && e == 0,
 		      "knock row %zu verifies", i + 1);
-		CHECK(verify_payload(&k, &p, &in, rows[i].isn, 0, (const uint8_t *)spec_payload) ==
+		CHECK(verify_payload(&k, &p, &in, rows[i].isn, 0, (const uint8_t *)example_payload) ==
 			      VERIFY_OK, "knock row %zu payload verifies", i + 1);
 		CHECK(verify_syn(&k, &p, &in, rows[i].isn ^ 0x00010000, 0, &e) == VERIFY_BAD_ISN,
 		      "knock row %zu: one AV bit off", i + 1);
@@ -221,7 +222,7 @@ static void test_binding(void)
 	uint8_t a[16], b[16];
 	struct isn_input in = input("192.0.2.1", a, 22, 1000);
 	struct isn_input in6 = input("::ffff:192.0.2.1", b, 22, 1000);
-	const uint8_t *pl = (const uint8_t *)spec_payload;
+	const uint8_t *pl = (const uint8_t *)example_payload;
 	uint64_t e;
 
 	for (int mode = KG_MODE_KNOCK; mode <= KG_MODE_NATIVE; mode++) {
@@ -266,7 +267,7 @@ static void test_binding(void)
 	}
 	/* A short key cannot be used in native mode. */
 	struct verify_params pn = { .mode = KG_MODE_NATIVE, .window = 30 };
-	key_from(&k, spec_secret, strlen(spec_secret));
+	key_from(&k, example_secret, strlen(example_secret));
 	CHECK(!k.native_ok, "19-byte key not native");
 	CHECK(verify_syn(&k, &pn, &in, 0, 0, &e) == VERIFY_BAD_KEY, "native with short key");
 }

@@ -8,6 +8,7 @@
 #define KNOCKGW_UNIT_H
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +39,16 @@ static unsigned unit_passed, unit_failed;
 			printf("\n");                                           \
 		}                                                               \
 	} while (0)
+
+/* splitmix64: tiny and seedable; a fixed seed gives the same cases every run. */
+static inline uint64_t unit_rnd(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
 
 static inline int unit_done(const char *name)
 {

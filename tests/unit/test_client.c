@@ -1,0 +1,951 @@
+/*
+ * test_client.c - the client role's data path (client.[ch]) against fakes of
+ * the adapters it calls.
+ *
+ * The queue, conntrack, raw-socket and intent modules are replaced by the
+ * fakes below, so the real nfq.o, ctnl.o, rawsock.o and intent.o are never
+ * linked: each verdict (with the rewritten packet, if any), conntrack
+ * create/get/delete and closed-port answer goes into one event log; the
+ * conntrack fake keeps a small table of entries (a scenario may start with
+ * one left over), and the intent fake holds at most one announced payload.
+ * The configuration is built by hand and the clock is c.mono / c.wall, set
+ * here: no root, no network, no sleeps.
+ *
+ * Each numbered scenario is a fresh client fed steps in order: a SYN leaving
+ * this host, a later segment of the flow going out or coming in (its mark
+ * carries the shift, as the rules copy it from the conntrack mark), a
+ * malformed packet, time moving on (client_tick), or a reload.  Each packet
+ * must get exactly one verdict: D drop, A accept unchanged, or P accept with
+ * a new packet, which must be byte for byte the packet this test builds
+ * with the numbers it should carry (the knock ISN, the pinned TSval, seq +
+ * delta, ack and SACK - delta) and the reference checksum (pktbuild.h).  A
+ * step also lists the conntrack calls it must make, in order ("C" create,
+ * "G" get, "X" delete), checked with their arguments.  After the last step
+ * every counter is compared with the scenario's list (those not listed must
+ * be 0).
+ */
+#include <errno.h>
+#include <arpa/inet.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <sodium.h>
+
+#include "client.h"
+#include "conf.h"
+#include "ctnl.h"
+#include "intent.h"
+#include "keys.h"
+#include "nfq.h"
+#include "pktbuild.h"
+#include "rawsock.h"
+#include "unit.h"
+#include "verify.h"
+
+enum {
+	BUF_LEN = 66000,	/* room for a packet larger than the client's buffer */
+	MAX_EVENTS = 64,
+	MAX_STEPS = 8,
+	MAX_CNT = 5,
+	MAX_CT = 8,
+	MONO0 = 5000,
+	WALL0 = 1700000020,	/* 20 s into a 30 s epoch */
+	TSVAL0 = 0x20000000,
+	SPORT = 50000,
+	KERNEL_ISN = 0x11111111,
+	CT_TIMEOUT = 120,	/* what client.c asks conntrack for */
+	PIN_SECONDS = 120,	/* how long a SYN is remembered */
+	SERVER_ISN = 0x70000000,
+};
+
+/* ------------------------------------------------------------------ */
+/* Fakes of the adapters: one event log */
+
+enum ev_kind { EV_VERDICT, EV_CREATE, EV_GET, EV_DELETE, EV_ANSWER, EV_INTENT };
+
+struct event {
+	enum ev_kind kind;
+	uint32_t id;
+	enum nfqueue_verdict v;
+	bool has_pkt;
+	uint32_t mark;
+	size_t len;
+	struct ct_flow f;
+	bool seqadj, liberal;
+	uint32_t kernel_isn, delta, timeout;
+};
+
+struct fake_ct {
+	bool used;
+	struct ct_flow f;
+	struct ct_info info;
+};
+
+static struct conf conf;
+static struct event events[MAX_EVENTS];
+static size_t nevents;
+static uint8_t verdict_pkt[BUF_LEN];	/* the last packet given with a verdict */
+static unsigned fake_misuse;
+static struct fake_ct cts[MAX_CT];
+static int fake_create_ret, fake_recreate_ret, fake_get_ret;
+static unsigned ncreates;
+static struct {
+	bool set;
+	int ret;
+	int family;
+	uint16_t sport, dport;
+	uint8_t dst[16];
+	uint8_t payload[INTEG_MAX_LEN];
+	size_t len;
+} fake_intent;
+static char fake_q, fake_ct, fake_rs, fake_it;
+
+#define FAKE_Q ((struct nfqueue *)&fake_q)
+#define FAKE_CT ((struct ctnl *)&fake_ct)
+#define FAKE_RS ((struct rawsock *)&fake_rs)
+#define FAKE_IT ((struct intent_table *)&fake_it)
+
+static struct event *record(enum ev_kind kind)
+{
+	static struct event spare;
+
+	if (nevents == MAX_EVENTS) {
+		fake_misuse++;
+		return &spare;
+	}
+	memset(&events[nevents], 0, sizeof(events[0]));
+	events[nevents].kind = kind;
+	return &events[nevents++];
+}
+
+void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v)
+{
+	struct event *e = record(EV_VERDICT);
+
+	fake_misuse += q != FAKE_Q;
+	e->id = id;
+	e->v = v;
+}
+
+/* The client role never marks without a packet: counted as misuse. */
+void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, uint32_t mark)
+{
+	(void)mark;
+	fake_misuse++;
+	nfqueue_verdict(q, id, v);
+}
+
+void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
+			 const uint8_t *pkt, size_t len, uint32_t mark)
+{
+	struct event *e = record(EV_VERDICT);
+
+	fake_misuse += q != FAKE_Q || len > sizeof(verdict_pkt);
+	e->id = id;
+	e->v = v;
+	e->has_pkt = true;
+	e->mark = mark;
+	e->len = len;
+	if (len <= sizeof(verdict_pkt))
+		memcpy(verdict_pkt, pkt, len);
+}
+
+static struct fake_ct *ct_find(const struct ct_flow *f)
+{
+	size_t alen = f->family == AF_INET6 ? 16 : 4;
+
+	for (size_t i = 0; i < MAX_CT; i++)
+		if (cts[i].used && cts[i].f.family == f->family && cts[i].f.sport == f->sport &&
+		    cts[i].f.dport == f->dport && memcmp(cts[i].f.src, f->src, alen) == 0 &&
+		    memcmp(cts[i].f.dst, f->dst, alen) == 0)
+			return &cts[i];
+	return NULL;
+}
+
+static struct fake_ct *ct_add(const struct ct_flow *f, const struct ct_info *info)
+{
+	for (size_t i = 0; i < MAX_CT; i++) {
+		if (!cts[i].used) {
+			cts[i] = (struct fake_ct){ .used = true, .f = *f, .info = *info };
+			return &cts[i];
+		}
+	}
+	fake_misuse++;
+	return NULL;
+}
+
+/* Like the kernel: -EEXIST when the tuple has an entry; else the injected result. */
+int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t kernel_isn,
+		uint32_t delta, uint32_t timeout, uint32_t mark, bool be_liberal)
+{
+	struct event *e = record(EV_CREATE);
+	int ret = ncreates++ ? fake_recreate_ret : fake_create_ret;
+
+	fake_misuse += c != FAKE_CT;
+	e->f = *f;
+	e->seqadj = seqadj;
+	e->kernel_isn = kernel_isn;
+	e->delta = delta;
+	e->timeout = timeout;
+	e->mark = mark;
+	e->liberal = be_liberal;
+	if (ct_find(f))
+		return -EEXIST;
+	if (ret < 0)
+		return ret;
+	ct_add(f, &(struct ct_info){ .has_seqadj = seqadj, .pos = seqadj ? kernel_isn : 0,
+				     .delta = seqadj ? delta : 0, .mark = mark });
+	return 0;
+}
+
+int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
+{
+	struct fake_ct *ct = ct_find(f);
+
+	fake_misuse += c != FAKE_CT;
+	record(EV_GET)->f = *f;
+	if (fake_get_ret)
+		return fake_get_ret;
+	if (!ct)
+		return -ENOENT;
+	*ret = ct->info;
+	return 0;
+}
+
+int ctnl_delete(struct ctnl *c, const struct ct_flow *f)
+{
+	struct fake_ct *ct = ct_find(f);
+
+	fake_misuse += c != FAKE_CT;
+	record(EV_DELETE)->f = *f;
+	if (!ct)
+		return -ENOENT;
+	ct->used = false;
+	return 0;
+}
+
+int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct pkt_view *v,
+			  uint32_t indev, uint32_t skbinfo, uint64_t now)
+{
+	struct event *e = record(EV_ANSWER);
+
+	(void)skbinfo;
+	(void)now;
+	fake_misuse += rs != FAKE_RS || indev != 0;
+	e->f.family = v->family;
+	memcpy(e->f.src, pkt_src(pkt, v), v->addr_len);
+	memcpy(e->f.dst, pkt_dst(pkt, v), v->addr_len);
+	e->f.sport = v->sport;
+	e->f.dport = v->dport;
+	return 1;
+}
+
+/* One announced payload; taken once, for its own key only. */
+int intent_take(struct intent_table *it, int family, uint16_t sport, const uint8_t *dst,
+		uint16_t dport, uint8_t *payload, size_t payload_size, size_t *ret_len,
+		uint64_t now)
+{
+	size_t alen = family == AF_INET6 ? 16 : 4;
+
+	(void)now;
+	fake_misuse += it != FAKE_IT;
+	record(EV_INTENT);
+	if (fake_intent.ret)
+		return fake_intent.ret;
+	if (!fake_intent.set || fake_intent.family != family || fake_intent.sport != sport ||
+	    fake_intent.dport != dport || memcmp(fake_intent.dst, dst, alen) != 0)
+		return -ENOENT;
+	if (fake_intent.len > payload_size)
+		return -ENOBUFS;
+	memcpy(payload, fake_intent.payload, fake_intent.len);
+	*ret_len = fake_intent.len;
+	fake_intent.set = false;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration */
+
+enum { KEY_NATIVE, KEY_LEGACY, NKEYS };
+
+enum entry_id {
+	E_KNOCK4,	/* 192.0.2.1 port 22, knock */
+	E_NATIVE6,	/* 2001:db8::1 port 22, native */
+	E_INTEG4,	/* 192.0.2.1 port 2222, knock, integrity 16 */
+	E_INTEG6,	/* 2001:db8::/64 port 8443, native, integrity 64 */
+	NENTRIES
+};
+
+static const struct entry_spec {
+	const char *dst;
+	uint16_t port;
+	enum kg_mode mode;
+	int key;
+	uint16_t integrity_len;
+	uint32_t window;
+} entries[NENTRIES] = {
+	[E_KNOCK4] = { .dst = "192.0.2.1", .port = 22, .mode = KG_MODE_KNOCK, .key = KEY_LEGACY },
+	[E_NATIVE6] = { .dst = "2001:db8::1", .port = 22, .mode = KG_MODE_NATIVE,
+			.key = KEY_NATIVE, .window = 30 },
+	[E_INTEG4] = { .dst = "192.0.2.1", .port = 2222, .mode = KG_MODE_KNOCK, .key = KEY_LEGACY,
+		       .integrity_len = 16 },
+	[E_INTEG6] = { .dst = "2001:db8::/64", .port = 8443, .mode = KG_MODE_NATIVE,
+		       .key = KEY_NATIVE, .integrity_len = 64, .window = 30 },
+};
+
+static int setup_conf(void)
+{
+	static const char legacy[] = "Magic secret string";
+	uint8_t raw[32];
+
+	conf_defaults(&conf);
+	if (keyring_alloc(&conf.keyring, NKEYS) < 0)
+		return -1;
+	conf.nkeys = NKEYS;
+	for (int i = 0; i < 32; i++)
+		raw[i] = (uint8_t)(7 * i + 1);
+	verify_key_init(&conf.keyring.keys[KEY_NATIVE], raw, sizeof(raw));
+	snprintf(conf.keys[KEY_NATIVE].name, CONF_NAME_MAX, "native");
+	conf.keys[KEY_NATIVE].len = sizeof(raw);
+	verify_key_init(&conf.keyring.keys[KEY_LEGACY], (const uint8_t *)legacy, strlen(legacy));
+	snprintf(conf.keys[KEY_LEGACY].name, CONF_NAME_MAX, "legacy");
+	conf.keys[KEY_LEGACY].len = strlen(legacy);
+	sodium_memzero(raw, sizeof(raw));
+
+	for (size_t i = 0; i < NENTRIES; i++) {
+		const struct entry_spec *es = &entries[i];
+		struct conf_knock *k = &conf.knock[i];
+
+		k->line = (int)i + 1;
+		if (prefix_parse(es->dst, &k->dst) < 0)
+			return -1;
+		k->port = es->port;
+		k->mode = es->mode;
+		k->key = es->key;
+		k->integrity_len = es->integrity_len;
+		k->window = es->window;
+	}
+	conf.nknock = NENTRIES;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Scenarios */
+
+enum kind { K_END, K_SYN, K_OUT, K_IN, K_BAD, K_TICK, K_RELOAD };
+enum who {
+	OTHER_SPORT = 1,	/* SPORT + 1: another connection */
+	OTHER_DST = 2,		/* an address no entry covers */
+	OTHER_PORT = 4,		/* port 9999 */
+};
+enum intent_kind { INTENT_NONE, INTENT_OK, INTENT_SHORT, INTENT_OTHER_PORT, INTENT_ERR };
+enum stale_kind {
+	STALE_NONE,
+	STALE_OTHER,	/* an entry of an earlier connection on the same tuple */
+	STALE_OURS,	/* the entry this very SYN makes (a restarted daemon) */
+	STALE_OLD_SHIFT,/* same kernel ISN, another shift (knocked under an older TSval) */
+	STALE_USER,	/* the user path's entry (a mark, no seqadj) found by the kernel path */
+};
+
+struct step {
+	enum kind k;
+	unsigned who;		/* enum who bits */
+	uint32_t tsval;		/* added to TSVAL0 */
+	uint32_t seq;		/* K_SYN: added to KERNEL_ISN; K_OUT: bytes after the ISN */
+	uint32_t ack;		/* K_IN: bytes of ours acknowledged */
+	uint8_t flags;		/* added to the step's usual flags */
+	uint8_t nsack;		/* K_IN: SACK blocks */
+	uint16_t len;		/* payload bytes; K_TICK: seconds */
+	bool odd;		/* timestamps (and SACK) at odd offsets */
+	bool no_ts;		/* no timestamp option */
+	bool retx;		/* K_SYN: a retransmission of the first one, pinned */
+	bool notready;		/* NFQA_SKB_CSUMNOTREADY: only the pseudo-header sum */
+	int cut;		/* bytes missing at the end: > 0 capture short, < 0 IP length lies */
+	size_t pad;		/* bytes past the IP packet, to a huge capture */
+	bool nomark;		/* K_OUT/K_IN: mark 0, else the flow's delta */
+	char want;		/* 'D', 'A', 'P' */
+	const char *ct;		/* conntrack calls, "CGXC" */
+	unsigned answers, intents;
+};
+
+struct count {
+	enum client_counter c;
+	unsigned n;
+};
+
+struct scenario {
+	const char *name;
+	enum entry_id entry;
+	bool user;			/* translate = "user" */
+	enum intent_kind intent;
+	enum stale_kind stale;
+	int create_ret, recreate_ret, get_ret;
+	uint32_t max_flows;		/* 0: default */
+	struct step s[MAX_STEPS];
+	struct count cnt[MAX_CNT];
+};
+
+#define SYN(w, c, ...) { .k = K_SYN, .want = w, .ct = c, __VA_ARGS__ }
+#define OUT(w, ...) { .k = K_OUT, .want = w, __VA_ARGS__ }
+#define IN(w, ...) { .k = K_IN, .want = w, __VA_ARGS__ }
+#define BAD { .k = K_BAD, .want = 'D' }
+#define TICK(sec) { .k = K_TICK, .len = sec }
+#define RELOAD { .k = K_RELOAD }
+#define C(name, v) { CC_##name, v }
+
+static const struct scenario scenarios[] = {
+	/* 1-4: kernel path: the SYN passes unchanged, conntrack gets the shift */
+	{ "kernel v4 knock", E_KNOCK4, .s = { SYN('A', "C") }, .cnt = { C(knocked, 1) } },
+	{ "kernel v6 native", E_NATIVE6, .s = { SYN('A', "C") }, .cnt = { C(knocked, 1) } },
+	{ "kernel, no timestamps", E_KNOCK4, .s = { SYN('A', "C", .no_ts = true) },
+	  .cnt = { C(knocked, 1) } },
+	{ "kernel, two connections", E_NATIVE6,
+	  .s = { SYN('A', "C"), SYN('A', "C", .who = OTHER_SPORT, .tsval = 9) },
+	  .cnt = { C(knocked, 2) } },
+	/* 5-8: SYNs no entry covers, SYN-ACKs, malformed packets */
+	{ "no entry: other address, other port", E_KNOCK4,
+	  .s = { SYN('A', "", .who = OTHER_DST), SYN('A', "", .who = OTHER_PORT) },
+	  .cnt = { C(no_entry, 2) } },
+	{ "no entry v6 (a /64 covers only 8443)", E_INTEG6,
+	  .s = { SYN('A', "", .who = OTHER_PORT) }, .cnt = { C(no_entry, 1) } },
+	{ "malformed", E_KNOCK4, .s = { BAD }, .cnt = { C(pkt_errors, 1) } },
+	{ "an outgoing SYN-ACK is no knock: translated by its mark", E_KNOCK4, .user = true,
+	  .s = { OUT('A', .flags = TCP_SYN, .nomark = true) } },
+	/* 9-12: retransmissions keep the first SYN's ISN and TSval */
+	{ "kernel retransmission, same TSval", E_KNOCK4,
+	  .s = { SYN('A', "C"), SYN('A', "CG", .retx = true) },
+	  .cnt = { C(knocked, 1), C(retransmits, 1) } },
+	{ "kernel retransmission, new TSval: pinned (even offset)", E_NATIVE6,
+	  .s = { SYN('A', "C"), SYN('P', "CG", .tsval = 250, .retx = true) },
+	  .cnt = { C(knocked, 1), C(retransmits, 1) } },
+	{ "kernel retransmission, new TSval: pinned (odd offset)", E_KNOCK4,
+	  .s = { SYN('A', "C", .odd = true), SYN('P', "CG", .tsval = 250, .odd = true, .retx = true) },
+	  .cnt = { C(knocked, 1), C(retransmits, 1) } },
+	{ "a new kernel ISN on the same ports is a new knock", E_KNOCK4,
+	  .s = { SYN('A', "C"), SYN('A', "CGXC", .seq = 5, .tsval = 3) },
+	  .cnt = { C(knocked, 2), C(stale_replaced, 1) } },
+	/* 13-18: user path: the daemon writes the knock ISN itself */
+	{ "user v4, even TS offset", E_KNOCK4, .user = true, .s = { SYN('P', "C") },
+	  .cnt = { C(knocked, 1) } },
+	{ "user v4, odd TS offset", E_KNOCK4, .user = true, .s = { SYN('P', "C", .odd = true) },
+	  .cnt = { C(knocked, 1) } },
+	{ "user v6, odd TS offset", E_NATIVE6, .user = true, .s = { SYN('P', "C", .odd = true) },
+	  .cnt = { C(knocked, 1) } },
+	{ "user v6, no timestamps, with data", E_NATIVE6, .user = true,
+	  .s = { SYN('P', "C", .no_ts = true, .len = 7) }, .cnt = { C(knocked, 1) } },
+	{ "user, checksum not ready: computed in full", E_NATIVE6, .user = true,
+	  .s = { SYN('P', "C", .notready = true, .odd = true, .len = 3) },
+	  .cnt = { C(knocked, 1) } },
+	{ "user retransmission with a new TSval", E_KNOCK4, .user = true,
+	  .s = { SYN('P', "C", .odd = true), SYN('P', "CG", .tsval = 77, .odd = true, .retx = true) },
+	  .cnt = { C(knocked, 1), C(retransmits, 1) } },
+	/* 19-22: SYNs that cannot be rewritten whole */
+	{ "user, SYN captured short", E_KNOCK4, .user = true,
+	  .s = { SYN('D', "C", .len = 20, .cut = 5) },
+	  .cnt = { C(knocked, 1), C(untranslatable, 1) } },
+	{ "user, SYN larger than the buffer", E_KNOCK4, .user = true,
+	  .s = { SYN('D', "C", .pad = 65800) }, .cnt = { C(knocked, 1), C(untranslatable, 1) } },
+	{ "user, IP length beyond the packet, checksum not ready", E_NATIVE6, .user = true,
+	  .s = { SYN('D', "C", .len = 20, .cut = -4, .notready = true) },
+	  .cnt = { C(knocked, 1), C(untranslatable, 1) } },
+	{ "user, IP length beyond the packet, checksum ready: incremental", E_NATIVE6,
+	  .user = true, .s = { SYN('P', "C", .len = 20, .cut = -4) }, .cnt = { C(knocked, 1) } },
+	/* 23-30: user path, later packets both ways */
+	{ "user: data out, ack and SACK in (even)", E_KNOCK4, .user = true,
+	  .s = { SYN('P', "C"), OUT('P', .seq = 1, .len = 100), IN('P', .ack = 101, .nsack = 3),
+		 IN('P', .ack = 50, .nsack = 1, .len = 9) },
+	  .cnt = { C(knocked, 1), C(translated_out, 1), C(translated_in, 2) } },
+	{ "user: odd option offsets both ways, v6", E_NATIVE6, .user = true,
+	  .s = { SYN('P', "C", .odd = true), OUT('P', .seq = 1, .len = 33, .odd = true),
+		 IN('P', .ack = 34, .nsack = 3, .odd = true) },
+	  .cnt = { C(knocked, 1), C(translated_out, 1), C(translated_in, 1) } },
+	{ "user: mark 0 passes untouched both ways", E_KNOCK4, .user = true,
+	  .s = { OUT('A', .seq = 1, .len = 10, .nomark = true), IN('A', .ack = 1, .nomark = true) } },
+	{ "user: captured short, either way", E_NATIVE6, .user = true,
+	  .s = { SYN('P', "C"), OUT('D', .seq = 1, .len = 1400, .cut = 400),
+		 IN('D', .ack = 1, .len = 1000, .cut = 1) },
+	  .cnt = { C(knocked, 1), C(untranslatable, 2) } },
+	{ "user: checksum not ready, computed in full", E_KNOCK4, .user = true,
+	  .s = { SYN('P', "C"), OUT('P', .seq = 1, .len = 1001, .notready = true),
+		 IN('P', .ack = 1002, .nsack = 2, .notready = true) },
+	  .cnt = { C(knocked, 1), C(translated_out, 1), C(translated_in, 1) } },
+	{ "user: IP length lies, checksum not ready", E_KNOCK4, .user = true,
+	  .s = { SYN('P', "C"), OUT('D', .seq = 1, .len = 100, .cut = -10, .notready = true) },
+	  .cnt = { C(knocked, 1), C(untranslatable, 1) } },
+	{ "user: an incoming RST without ACK keeps its ack field", E_KNOCK4, .user = true,
+	  .s = { SYN('P', "C"), IN('P', .flags = TCP_RST, .ack = 5) },
+	  .cnt = { C(knocked, 1), C(translated_in, 1) } },
+	{ "user: a FIN going out", E_NATIVE6, .user = true,
+	  .s = { SYN('P', "C"), OUT('P', .seq = 1, .flags = TCP_FIN) },
+	  .cnt = { C(knocked, 1), C(translated_out, 1) } },
+	/* 31-39: conntrack entries left over, and conntrack failures */
+	{ "stale entry replaced (kernel)", E_KNOCK4, .stale = STALE_OTHER,
+	  .s = { SYN('A', "CGXC") }, .cnt = { C(knocked, 1), C(stale_replaced, 1) } },
+	{ "stale entry replaced (user)", E_NATIVE6, .user = true, .stale = STALE_OTHER,
+	  .s = { SYN('P', "CGXC") }, .cnt = { C(knocked, 1), C(stale_replaced, 1) } },
+	{ "our own entry, after a restart (kernel)", E_KNOCK4, .stale = STALE_OURS,
+	  .s = { SYN('A', "CG") }, .cnt = { C(knocked, 1) } },
+	{ "our own entry, after a restart (user)", E_NATIVE6, .user = true, .stale = STALE_OURS,
+	  .s = { SYN('P', "CG") }, .cnt = { C(knocked, 1) } },
+	{ "same kernel ISN, another shift: replaced", E_KNOCK4, .stale = STALE_OLD_SHIFT,
+	  .s = { SYN('A', "CGXC") }, .cnt = { C(knocked, 1), C(stale_replaced, 1) } },
+	{ "the user path's entry after a switch to the kernel path: replaced", E_KNOCK4,
+	  .stale = STALE_USER, .s = { SYN('A', "CGXC") },
+	  .cnt = { C(knocked, 1), C(stale_replaced, 1) } },
+	{ "conntrack refuses: SYN dropped", E_NATIVE6, .create_ret = -ENOMEM,
+	  .s = { SYN('D', "C"), SYN('D', "C", .who = OTHER_SPORT) },
+	  .cnt = { C(ct_errors, 2) } },
+	{ "stale entry cannot be replaced", E_KNOCK4, .user = true, .stale = STALE_OTHER,
+	  .recreate_ret = -EPERM, .s = { SYN('D', "CGXC") },
+	  .cnt = { C(stale_replaced, 1), C(ct_errors, 1) } },
+	{ "the entry cannot be read: replaced", E_KNOCK4, .stale = STALE_OURS, .get_ret = -EIO,
+	  .s = { SYN('A', "CGXC") }, .cnt = { C(knocked, 1), C(stale_replaced, 1) } },
+	/* 40-46: integrity knocks need knock-connect's intent */
+	{ "integrity without an intent: refused, the socket told", E_INTEG4,
+	  .s = { SYN('D', "", .intents = 1, .answers = 1) }, .cnt = { C(integrity_refused, 1) } },
+	{ "integrity with an intent (kernel)", E_INTEG4, .intent = INTENT_OK,
+	  .s = { SYN('A', "C", .intents = 1) }, .cnt = { C(knocked, 1), C(intents_used, 1) } },
+	{ "integrity with an intent (user, v6)", E_INTEG6, .user = true, .intent = INTENT_OK,
+	  .s = { SYN('P', "C", .intents = 1, .odd = true) },
+	  .cnt = { C(knocked, 1), C(intents_used, 1) } },
+	{ "integrity intent of the wrong length", E_INTEG6, .intent = INTENT_SHORT,
+	  .s = { SYN('D', "", .intents = 1, .answers = 1) }, .cnt = { C(integrity_refused, 1) } },
+	{ "integrity intent for another port", E_INTEG4, .intent = INTENT_OTHER_PORT,
+	  .s = { SYN('D', "", .intents = 1, .answers = 1) }, .cnt = { C(integrity_refused, 1) } },
+	{ "integrity intent table error", E_INTEG4, .intent = INTENT_ERR,
+	  .s = { SYN('D', "", .intents = 1, .answers = 1) }, .cnt = { C(integrity_refused, 1) } },
+	{ "integrity retransmission needs no second intent", E_INTEG4, .intent = INTENT_OK,
+	  .s = { SYN('A', "C", .intents = 1), SYN('P', "CG", .tsval = 8, .retx = true) },
+	  .cnt = { C(knocked, 1), C(intents_used, 1), C(retransmits, 1) } },
+	/* 47-50: the pin table: full, expiry, reload */
+	{ "pin table full: a retransmission is knocked again", E_KNOCK4, .max_flows = 1,
+	  .s = { SYN('A', "C"), SYN('A', "C", .who = OTHER_SPORT),
+		 SYN('A', "CG", .who = OTHER_SPORT) },
+	  .cnt = { C(knocked, 3) } },
+	{ "pins expire with client_tick", E_KNOCK4,
+	  .s = { SYN('A', "C"), TICK(PIN_SECONDS + 1), SYN('A', "CG") },
+	  .cnt = { C(knocked, 2) } },
+	{ "pins survive a reload", E_NATIVE6,
+	  .s = { SYN('A', "C"), RELOAD, SYN('P', "CG", .tsval = 1, .retx = true) },
+	  .cnt = { C(knocked, 1), C(retransmits, 1) } },
+	{ "pins last until their time", E_KNOCK4,
+	  .s = { SYN('A', "C"), TICK(PIN_SECONDS - 1), SYN('A', "CG", .retx = true) },
+	  .cnt = { C(knocked, 1), C(retransmits, 1) } },
+};
+
+/* ------------------------------------------------------------------ */
+/* Running a scenario */
+
+static const uint8_t client4[4] = { 198, 51, 100, 7 }, other4[4] = { 203, 0, 113, 9 };
+static const uint8_t server4[4] = { 192, 0, 2, 1 };
+static const uint8_t client6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 7 };
+static const uint8_t server6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+static const uint8_t other6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 2, [15] = 1 };
+
+struct run {
+	const struct scenario *sc;
+	unsigned no;
+	int family;
+	struct client c;
+	uint32_t next_id;
+	unsigned verdicts[64];
+	/* What the first SYN of the main flow was given. */
+	bool knocked;
+	uint32_t kernel_isn, knock_isn, tsval;
+};
+
+static const uint8_t *client_addr(int family)
+{
+	return family == AF_INET ? client4 : client6;
+}
+
+static const uint8_t *dst_of(int family, unsigned who)
+{
+	if (who & OTHER_DST)
+		return family == AF_INET ? other4 : other6;
+	return family == AF_INET ? server4 : server6;
+}
+
+static uint16_t dport_of(const struct scenario *sc, unsigned who)
+{
+	return who & OTHER_PORT ? 9999 : entries[sc->entry].port;
+}
+
+static uint8_t stream(uint32_t off)
+{
+	return (uint8_t)(off * 13 + 5);
+}
+
+/* The ISN the knock entry gives this SYN, computed here from the configuration. */
+static uint32_t knock_isn(const struct run *r, const struct step *st, uint32_t tsval)
+{
+	const struct entry_spec *es = &entries[r->sc->entry];
+	uint8_t payload[INTEG_MAX_LEN];
+	struct isn_input in = { .family = r->family, .dst = dst_of(r->family, st->who),
+				.port = dport_of(r->sc, st->who), .tsval = tsval };
+
+	for (uint32_t i = 0; i < es->integrity_len; i++)
+		payload[i] = stream(i);
+	return isn_compute(&conf.keyring.keys[es->key], es->mode, &in,
+			   isn_epoch(r->c.wall, es->window), payload, es->integrity_len);
+}
+
+/* A packet of the scenario, as the test sees it: then built by pb_build. */
+struct pk {
+	bool in;			/* from the server */
+	unsigned who;
+	uint32_t seq, ack;
+	uint8_t flags;
+	bool ts, odd;
+	uint32_t tsval;
+	uint8_t nsack;
+	uint32_t sack0;
+	size_t plen;
+};
+
+static size_t build(uint8_t *buf, const struct run *r, const struct pk *k)
+{
+	static uint8_t payload[2048];
+	uint8_t opt[40];
+	uint32_t blocks[4][2];
+	size_t n = 0;
+	const uint8_t *a = client_addr(r->family), *b = dst_of(r->family, k->who);
+	uint16_t sport = (uint16_t)(SPORT + (k->who & OTHER_SPORT ? 1 : 0));
+	uint16_t dport = dport_of(r->sc, k->who);
+
+	if (k->flags & TCP_SYN)
+		n += pb_opt_mss(opt, 1460);
+	if (k->ts) {
+		if (!k->odd)
+			opt[n++] = 1;
+		opt[n++] = 1;
+		n += pb_opt_ts(opt + n, k->tsval, k->in ? TSVAL0 : 0);
+	}
+	if (k->nsack) {
+		for (size_t i = 0; i < k->nsack; i++) {
+			blocks[i][0] = k->sack0 + 3000 * (uint32_t)i;
+			blocks[i][1] = blocks[i][0] + 1000;
+		}
+		opt[n++] = 1;
+		opt[n++] = 1;
+		n += pb_opt_sack(opt + n, (const uint32_t(*)[2])blocks, k->nsack);
+	}
+	while (n % 4)
+		opt[n++] = 0;
+	for (size_t i = 0; i < k->plen; i++)
+		payload[i] = stream((uint32_t)i);
+	struct pb_spec s = {
+		.family = r->family, .src = k->in ? b : a, .dst = k->in ? a : b,
+		.sport = k->in ? dport : sport, .dport = k->in ? sport : dport,
+		.seq = k->seq, .ack = k->ack, .flags = k->flags, .window = 1000, .ip_id = 77,
+		.opt = opt, .opt_len = n, .payload = payload, .plen = k->plen,
+	};
+	return pb_build(buf, &s, NULL);
+}
+
+static void check_ct(struct run *r, unsigned step, size_t from, const struct step *st,
+		     const struct pk *syn, uint32_t want_isn)
+{
+	const char *want = st->ct ? st->ct : "";
+	bool user = r->sc->user;
+	size_t alen = r->family == AF_INET ? 4 : 16;
+	size_t w = 0;
+
+	for (size_t i = from; i < nevents; i++) {
+		const struct event *e = &events[i];
+		char code = e->kind == EV_CREATE ? 'C' : e->kind == EV_GET ? 'G'
+						 : e->kind == EV_DELETE ? 'X' : 0;
+
+		if (!code)
+			continue;
+		CHECK(want[w] == code, "scenario %u step %u: conntrack call %zu is %c, want %s",
+		      r->no, step, w + 1, code, want);
+		if (want[w])
+			w++;
+		CHECK(e->f.family == r->family && e->f.sport == SPORT + (st->who & OTHER_SPORT) &&
+			      e->f.dport == dport_of(r->sc, st->who) &&
+			      memcmp(e->f.src, client_addr(r->family), alen) == 0 &&
+			      memcmp(e->f.dst, dst_of(r->family, st->who), alen) == 0,
+		      "scenario %u step %u: conntrack tuple", r->no, step);
+		if (code != 'C')
+			continue;
+		uint32_t delta = want_isn - syn->seq;
+
+		CHECK(e->seqadj == !user && e->liberal == user,
+		      "scenario %u step %u: seqadj for the kernel path, be_liberal for the user's",
+		      r->no, step);
+		CHECK_EQ_U(e->kernel_isn, syn->seq, "scenario %u step %u: kernel ISN", r->no, step);
+		CHECK_EQ_U(e->delta, delta, "scenario %u step %u: delta", r->no, step);
+		CHECK_EQ_U(e->mark, user ? delta : 0, "scenario %u step %u: mark", r->no, step);
+		CHECK_EQ_U(e->timeout, CT_TIMEOUT, "scenario %u step %u: timeout", r->no, step);
+	}
+	CHECK(want[w] == 0, "scenario %u step %u: conntrack calls %s, only %zu made", r->no, step,
+	      want, w);
+}
+
+/* Sends the packet of one step and checks its verdict and side effects. */
+static void run_step(struct run *r, unsigned step, const struct step *st)
+{
+	static uint8_t buf[BUF_LEN], want[BUF_LEN];
+	const struct scenario *sc = r->sc;
+	struct pk k = { .who = st->who, .flags = st->flags, .ts = !st->no_ts, .odd = st->odd,
+			.nsack = st->nsack, .plen = st->len };
+	struct pk out;
+	uint32_t delta = r->knock_isn - r->kernel_isn;
+	uint32_t want_isn = 0;
+	size_t from = nevents, len, wlen, caplen, wirelen;
+	unsigned answers = 0, intents = 0, nverdicts = 0;
+
+	k.tsval = TSVAL0 + st->tsval;
+	switch (st->k) {
+	case K_SYN:
+		k.flags |= TCP_SYN;
+		k.seq = KERNEL_ISN + st->seq;
+		/* A retransmission of the first SYN keeps its ISN (and TSval). */
+		want_isn = knock_isn(r, st, st->retx ? r->tsval : k.ts ? k.tsval : 0);
+		break;
+	case K_OUT:
+		k.flags |= TCP_ACK;
+		k.seq = KERNEL_ISN + st->seq;
+		k.ack = SERVER_ISN + 1;
+		break;
+	case K_IN:
+		k.in = true;
+		k.flags |= st->flags & TCP_RST ? 0 : TCP_ACK;
+		k.seq = SERVER_ISN + 1;
+		k.ack = r->knock_isn + st->ack;
+		k.sack0 = r->knock_isn + 1;
+		break;
+	default:
+		k.flags = TCP_SYN;
+		break;
+	}
+	if (sc->intent != INTENT_NONE && st->k == K_SYN) {
+		const struct entry_spec *es = &entries[sc->entry];
+
+		fake_intent.set = true;
+		fake_intent.ret = sc->intent == INTENT_ERR ? -EINVAL : 0;
+		fake_intent.family = r->family;
+		fake_intent.sport = SPORT;
+		fake_intent.dport = sc->intent == INTENT_OTHER_PORT ? 1 : es->port;
+		memcpy(fake_intent.dst, dst_of(r->family, 0), r->family == AF_INET ? 4 : 16);
+		fake_intent.len = es->integrity_len - (sc->intent == INTENT_SHORT);
+		for (size_t i = 0; i < fake_intent.len; i++)
+			fake_intent.payload[i] = stream((uint32_t)i);
+	}
+
+	memset(buf, 0, sizeof(buf));
+	len = build(buf, r, &k);
+	caplen = wirelen = len + st->pad;
+	if (st->cut > 0)
+		caplen -= (size_t)st->cut;
+	else if (st->cut < 0)
+		caplen = wirelen = len - (size_t)-st->cut;
+	if (st->k == K_BAD)
+		caplen = wirelen = 12;
+	if (st->notready) {
+		/* What the kernel leaves before offload: the folded pseudo-header sum. */
+		uint8_t *ip = buf;
+		size_t tcp_off = r->family == AF_INET ? 20 : 40;
+		uint16_t full = (uint16_t)pb_get16(ip + tcp_off + 16);
+
+		pb_put16(ip + tcp_off + 16, (uint16_t)~full ^ 0x1234);
+	}
+
+	struct nfqueue_packet p = {
+		.id = ++r->next_id, .hw_proto = r->family == AF_INET ? 0x0800 : 0x86dd,
+		.hook = st->k == K_IN ? NF_INET_LOCAL_IN : NF_INET_LOCAL_OUT,
+		.mark = st->nomark ? 0 : delta, .skbinfo = st->notready ? NFQA_SKB_CSUMNOTREADY : 0,
+		.data = buf, .caplen = caplen, .wirelen = wirelen,
+	};
+	if (st->k == K_SYN)
+		p.mark = 0xabc00000;	/* the packet's own mark goes on with it */
+	client_packet(&r->c, FAKE_Q, &p);
+
+	/* The packet the verdict should carry. */
+	out = k;
+	if (st->k == K_SYN) {
+		if (sc->user)
+			out.seq = want_isn;
+		if (st->retx && k.ts)
+			out.tsval = r->tsval;
+		if (!r->knocked && st->who == 0 && st->want != 'D') {
+			r->knocked = true;
+			r->kernel_isn = k.seq;
+			r->knock_isn = want_isn;
+			r->tsval = k.ts ? k.tsval : 0;
+		}
+	} else if (st->k == K_OUT) {
+		out.seq = k.seq + (p.mark ? delta : 0);
+	} else if (st->k == K_IN && p.mark) {
+		if (k.flags & TCP_ACK)
+			out.ack = k.ack - delta;
+		out.sack0 = k.sack0 - delta;
+	}
+	wlen = build(want, r, &out);
+	if (st->pad || st->cut < 0)
+		wlen = wirelen;
+
+	for (size_t i = from; i < nevents; i++) {
+		const struct event *e = &events[i];
+
+		switch (e->kind) {
+		case EV_VERDICT:
+			nverdicts++;
+			r->verdicts[e->id < 64 ? e->id : 0]++;
+			CHECK_EQ_U(e->id, p.id, "scenario %u step %u: verdict id", r->no, step);
+			if (st->want == 'D') {
+				CHECK(e->v == NFQUEUE_DROP && !e->has_pkt,
+				      "scenario %u step %u: dropped", r->no, step);
+			} else if (st->want == 'A') {
+				CHECK(e->v == NFQUEUE_ACCEPT && !e->has_pkt,
+				      "scenario %u step %u: accepted unchanged", r->no, step);
+			} else {
+				CHECK(e->v == NFQUEUE_ACCEPT && e->has_pkt,
+				      "scenario %u step %u: accepted with a new packet", r->no, step);
+				CHECK_EQ_U(e->len, wlen, "scenario %u step %u: length", r->no, step);
+				CHECK_EQ_U(e->mark, st->k == K_SYN ? p.mark : 0,
+					   "scenario %u step %u: mark", r->no, step);
+				if (e->has_pkt && e->len == wlen)
+					CHECK(memcmp(verdict_pkt, want, wlen) == 0,
+					      "scenario %u step %u: packet differs from the one rebuilt "
+					      "(csum %04x, want %04x)", r->no, step,
+					      (unsigned)pb_get16(verdict_pkt + (r->family == AF_INET ? 36 : 56)),
+					      (unsigned)pb_get16(want + (r->family == AF_INET ? 36 : 56)));
+			}
+			break;
+		case EV_ANSWER:
+			answers++;
+			CHECK(e->f.sport == SPORT && e->f.dport == dport_of(sc, st->who),
+			      "scenario %u step %u: the answer is for the refused SYN", r->no, step);
+			break;
+		case EV_INTENT:
+			intents++;
+			break;
+		default:
+			break;
+		}
+	}
+	CHECK_EQ_U(nverdicts, 1, "scenario %u step %u: one verdict", r->no, step);
+	CHECK_EQ_U(answers, st->answers, "scenario %u step %u: closed-port answers", r->no, step);
+	CHECK_EQ_U(intents, st->intents, "scenario %u step %u: intents asked for", r->no, step);
+	if (st->k == K_SYN)
+		check_ct(r, step, from, st, &k, want_isn);
+	else
+		check_ct(r, step, from, &(struct step){ .who = st->who }, &k, 0);
+}
+
+/* A conntrack entry left over for the main flow's tuple, as the scenario says. */
+static void seed_stale(struct run *r)
+{
+	const struct scenario *sc = r->sc;
+	struct step st = { .k = K_SYN };
+	uint32_t isn = knock_isn(r, &st, TSVAL0);
+	uint32_t delta = isn - KERNEL_ISN;
+	struct ct_flow f = { .family = r->family, .sport = SPORT, .dport = dport_of(sc, 0) };
+	struct ct_info ci = { 0 };
+
+	if (sc->stale == STALE_NONE)
+		return;
+	memcpy(f.src, client_addr(r->family), r->family == AF_INET ? 4 : 16);
+	memcpy(f.dst, dst_of(r->family, 0), r->family == AF_INET ? 4 : 16);
+	if (sc->stale == STALE_OTHER)
+		ci = sc->user ? (struct ct_info){ .mark = delta + 1 }
+			      : (struct ct_info){ .has_seqadj = true, .pos = 99, .delta = 5 };
+	else if (sc->stale == STALE_OURS)
+		ci = sc->user ? (struct ct_info){ .mark = delta }
+			      : (struct ct_info){ .has_seqadj = true, .pos = KERNEL_ISN,
+						  .delta = delta };
+	else if (sc->stale == STALE_USER)
+		ci = (struct ct_info){ .mark = delta };
+	else
+		ci = (struct ct_info){ .has_seqadj = true, .pos = KERNEL_ISN, .delta = delta ^ 1 };
+	ct_add(&f, &ci);
+}
+
+static void check_counters(struct run *r)
+{
+	const struct scenario *sc = r->sc;
+
+	for (int i = 0; i < CC_MAX; i++) {
+		unsigned want = 0;
+
+		for (size_t k = 0; k < MAX_CNT && sc->cnt[k].n; k++)
+			if (sc->cnt[k].c == (enum client_counter)i)
+				want = sc->cnt[k].n;
+		CHECK_EQ_U(r->c.cnt[i], want, "scenario %u (%s): counter %s", r->no, sc->name,
+			   client_counter_name((enum client_counter)i));
+	}
+}
+
+static void run_scenario(unsigned no, const struct scenario *sc)
+{
+	static struct run r;
+	uint32_t saved_flows = conf.max_flows;
+
+	memset(&r, 0, sizeof(r));
+	memset(cts, 0, sizeof(cts));
+	memset(&fake_intent, 0, sizeof(fake_intent));
+	r.sc = sc;
+	r.no = no;
+	r.family = conf.knock[sc->entry].dst.family;
+	nevents = 0;
+	ncreates = 0;
+	fake_create_ret = sc->create_ret;
+	fake_recreate_ret = sc->recreate_ret ? sc->recreate_ret : sc->create_ret;
+	fake_get_ret = sc->get_ret;
+	conf.translate = sc->user ? TRANSLATE_USER : TRANSLATE_KERNEL;
+	if (sc->max_flows)
+		conf.max_flows = sc->max_flows;
+	if (client_init(&r.c, &conf, FAKE_CT, FAKE_RS, FAKE_IT) < 0) {
+		CHECK(0, "scenario %u: init", no);
+		return;
+	}
+	r.c.mono = MONO0;
+	r.c.wall = WALL0;
+	seed_stale(&r);
+
+	for (size_t i = 0; i < MAX_STEPS && sc->s[i].k != K_END; i++) {
+		const struct step *st = &sc->s[i];
+
+		nevents = 0;
+		switch (st->k) {
+		case K_TICK:
+			r.c.mono += st->len;
+			client_tick(&r.c);
+			CHECK_EQ_U(nevents, 0, "scenario %u: a tick calls no adapter", no);
+			break;
+		case K_RELOAD:
+			client_set_conf(&r.c, &conf);
+			break;
+		default:
+			run_step(&r, (unsigned)i + 1, st);
+			break;
+		}
+	}
+	check_counters(&r);
+	for (uint32_t id = 1; id <= r.next_id; id++)
+		CHECK_EQ_U(r.verdicts[id], 1, "scenario %u: verdicts for packet %u", no, id);
+	CHECK_EQ_U(fake_misuse, 0, "scenario %u: adapters called as expected", no);
+	client_free(&r.c);
+	conf.max_flows = saved_flows;
+}
+
+int main(void)
+{
+	if (sodium_init() < 0 || setup_conf() < 0) {
+		printf("not ok: setup\n");
+		return 1;
+	}
+	log_init(1, LOG_ERR, "test_client");
+	CHECK(strcmp(client_counter_name(CC_knocked), "knocked") == 0, "counter name");
+	CHECK(strcmp(client_counter_name(CC_MAX), "unknown") == 0, "counter name out of range");
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		run_scenario((unsigned)i + 1, &scenarios[i]);
+	conf_free(&conf);
+	return unit_done("client");
+}
