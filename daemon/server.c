@@ -93,22 +93,6 @@ void server_note_refusal(struct server *s, int family, const uint8_t *src)
 		 s->guess.p.penalty ? "; its SYNs get the closed-port answer for a while" : "");
 }
 
-static int find_protect(const struct conf *c, const struct pkt_view *v, const uint8_t *buf)
-{
-	for (size_t i = 0; i < c->nprotect; i++) {
-		const struct conf_protect *e = &c->protect[i];
-
-		if (e->port != v->dport)
-			continue;
-		if (e->naddrs == 0)
-			return (int)i;
-		for (size_t a = 0; a < e->naddrs; a++)
-			if (prefix_contains(&e->addrs[a], v->family, pkt_dst(buf, v)))
-				return (int)i;
-	}
-	return -1;
-}
-
 static const char *addr_str(const struct pkt_view *v, const uint8_t *addr, char *out, size_t len)
 {
 	return inet_ntop(v->family, addr, out, (socklen_t)len) ? out : "?";
@@ -296,23 +280,6 @@ static void answer_unlistened_port(struct server *s, struct nfqueue *q,
 	server_send_closed_rst(s, p, v);
 }
 
-/* The integrity entry that covers the service's side (src, sport), or -1. */
-static int find_reply_entry(const struct conf *c, const struct pkt_view *v, const uint8_t *buf)
-{
-	for (size_t i = 0; i < c->nprotect; i++) {
-		const struct conf_protect *e = &c->protect[i];
-
-		if (e->port != v->sport || e->integrity_len == 0)
-			continue;
-		if (e->naddrs == 0)
-			return (int)i;
-		for (size_t a = 0; a < e->naddrs; a++)
-			if (prefix_contains(&e->addrs[a], v->family, pkt_src(buf, v)))
-				return (int)i;
-	}
-	return -1;
-}
-
 bool server_wants(const struct server *s, const struct nfqueue_packet *p)
 {
 	struct pkt_view v;
@@ -322,7 +289,8 @@ bool server_wants(const struct server *s, const struct nfqueue_packet *p)
 	if (p->hook != NF_INET_LOCAL_OUT ||
 	    kgw_mark_code(&s->conf->marks, p->mark) != s->conf->marks.reply)
 		return false;
-	return pkt_parse(p->data, p->caplen, &v) == PKT_OK && find_reply_entry(s->conf, &v, p->data) >= 0;
+	return pkt_parse(p->data, p->caplen, &v) == PKT_OK &&
+	       match_reply(s->conf, v.family, pkt_src(p->data, &v), v.sport) >= 0;
 }
 
 void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p)
@@ -343,7 +311,7 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		pending_reply(s, q, p, &v);
 		return;
 	}
-	pi = find_protect(s->conf, &v, p->data);
+	pi = match_protect(s->conf, v.family, pkt_dst(p->data, &v), v.dport);
 	if (pi < 0) {
 		if (s->conf->closed_ports == CLOSED_DAEMON && !(v.flags & (TCP_ACK | TCP_RST))) {
 			answer_unlistened_port(s, q, p, &v);
