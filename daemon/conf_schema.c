@@ -17,6 +17,7 @@
 #include <syslog.h>
 
 #include "conf_int.h"
+#include "integ.h"
 
 enum {
 	DEFAULT_WINDOW = 30,
@@ -237,7 +238,7 @@ static const struct srow protect_rows[] = {
 	{ "mode", WORD(struct conf_protect, mode, mode_words), .required = true },
 	{ "keys", .type = ST_STRINGS, .store = store_entry_keys, .required = true,
 	  .line = EL_KEYS },
-	{ "integrity_len", INT(struct conf_protect, integrity_len, 0, 2048),
+	{ "integrity_len", INT(struct conf_protect, integrity_len, 0, INTEG_MAX_LEN),
 	  .line = EL_INTEGRITY_LEN },
 	{ "on_fail", WORD(struct conf_protect, on_fail, on_fail_words) },
 	{ "window", INT(struct conf_protect, window, 0, 86400), .line = EL_WINDOW },
@@ -252,7 +253,7 @@ static const struct srow knock_rows[] = {
 	{ "port", INT(struct conf_knock, port, 1, 65535), .required = true },
 	{ "mode", WORD(struct conf_knock, mode, mode_words), .required = true },
 	{ "key", .type = ST_STRING, .store = store_key_ref, .required = true, .line = EL_KEY },
-	{ "integrity_len", INT(struct conf_knock, integrity_len, 0, 2048) },
+	{ "integrity_len", INT(struct conf_knock, integrity_len, 0, INTEG_MAX_LEN) },
 	{ "window", INT(struct conf_knock, window, 0, 86400), .line = EL_WINDOW },
 	END,
 };
