@@ -31,17 +31,9 @@ start_sink 2200
 in_s sysctl -qw net.ipv4.tcp_fastopen=0x602
 
 K=$(key_file k)
-cat >"$TMP/knockgw.conf" <<EOC
-keys = ( { name = "k"; file = "$K"; } );
-limits = { integrity_timeout = 3; };
-protect = (
-	{ port = 2200; mode = "native"; keys = [ "k" ]; integrity_len = 16; replay = false; },
-	{ port = 22; mode = "native"; keys = [ "k" ]; integrity_len = 16; replay = false; }
-);
-EOC
-start_knockgw "$NS_S" "$TMP/knockgw.conf"
+INTEG="integrity_len = 16; replay = false;"
+start_server "$(entry 2200 "$INTEG"), $(entry 22 "$INTEG")" "limits = { integrity_timeout = 3; };"
 
-MITM="python3 $TOP/tests/netns/mitm.py"
 SPORT=42000
 # attack NAME DPORT KNOCKFILE STEP...: knock for KNOCKFILE's first 16 bytes,
 # then send the steps (HOW:FILE, see mitm.py).
@@ -49,8 +41,7 @@ attack() {
 	a_name=$1 a_port=$2 a_knock=$3
 	shift 3
 	SPORT=$((SPORT + 1))
-	a_isn=$("$KC" isn --mode native --key-file "$K" --dst $S_DST --port "$a_port" --tsval 70000 \
-		--integrity-len 16 --payload-file "$a_knock")
+	a_isn=$(isn native "$K" $S_DST "$a_port" 70000 --integrity-len 16 --payload-file "$a_knock")
 	a_steps=""
 	for s in "$@"; do a_steps="$a_steps --step $s"; done
 	# shellcheck disable=SC2086
@@ -93,8 +84,7 @@ for fam in 4 6; do
 
 	printf 'TFO-DATA-IN-SYN%s' "$fam" >"$TMP/tfo$fam"
 	SPORT=$((SPORT + 1))
-	t_isn=$("$KC" isn --mode native --key-file "$K" --dst $S_DST --port 2200 --tsval 80000 \
-		--integrity-len 16 --payload-file "$TMP/tfo$fam")
+	t_isn=$(isn native "$K" $S_DST 2200 80000 --integrity-len 16 --payload-file "$TMP/tfo$fam")
 	in_c $MITM syndata --iface vc --src $C_SRC --dst $S_DST --sport $SPORT --dport 2200 \
 		--isn "0x$t_isn" --tsval 80000 --data-file "$TMP/tfo$fam" >"$TMP/tfo$fam.json"
 	check "IPv$fam: data in a knock SYN (TCP Fast Open): closed-port RST" \
