@@ -45,7 +45,7 @@ for fam in 4 6; do
 		--isn "0x$u_isn" --tsval 6000$fam --data-file "$TMP/user$fam.data" --timeout 4 \
 		--stop-when-acked >"$TMP/user$fam.json"
 	check "IPv$fam: meanwhile another client's knock passes and its bytes are acked" \
-		[ "$(json "$TMP/user$fam.json" "j['max_ack']")" = 16 ]
+		acked_bytes user$fam 16
 	check "IPv$fam: ... and the service read them" \
 		wait_for 5 grep -q "USER-$fam-BYTES" "$TMP/sink.bin"
 done

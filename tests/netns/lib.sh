@@ -12,6 +12,13 @@
 # when a test fails.  Namespaces are named kgw-<pid>-<n>, unique per run.
 # Only documentation addresses are used.  The root namespace's firewall is
 # never touched: every nft command runs inside a test namespace.
+#
+# The helpers a test needs more than once live here, each defined once:
+# result lines, waits and cleanup (base.sh), the topology and services,
+# configurations (entry, key_conf, knock_conf, two_port_*), knocks and
+# probes (isn, probe, knock_gets, plain_gets), and looks at the daemon
+# from outside (counter, has_table, sighup_refused, ...).  A test that
+# defines a function of the same name replaces it for itself only.
 
 set -eu
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -113,6 +120,13 @@ start_sink() {
 	in_s python3 "$TOP/tests/netns/sink.py" "${1:-2200}" "$TMP/sink.bin" 2>"$TMP/sink.err" &
 	PIDS="$PIDS $!"
 	listening "${1:-2200}"
+}
+
+# sink_lacks PATTERN: after a moment for the service to read what reached
+# it (0.3 s), nothing matching PATTERN is in $TMP/sink.bin.
+sink_lacks() {
+	sleep 0.3
+	! grep -q "$1" "$TMP/sink.bin"
 }
 
 # start_sshd2: a second sshd, same config, on port 2222 (for knock-mode
@@ -332,6 +346,12 @@ answered() {
 	echo "# $1: $an_got, not $2"
 	return 1
 }
+
+# got_rst OUT: the connection prober.py connect or mitm.py send recorded in
+# $TMP/OUT.json was reset; acked_bytes OUT N: the server acknowledged
+# exactly N bytes of it.
+got_rst() { [ "$(json "$TMP/$1.json" "j['rst']")" = True ]; }
+acked_bytes() { [ "$(json "$TMP/$1.json" "j['max_ack']")" = "$2" ]; }
 
 # rst_alike A B [--silent-ok]: the answers in $TMP/A.json and $TMP/B.json
 # are equal field for field (rstcmp.py prints the differences).
