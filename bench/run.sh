@@ -216,7 +216,7 @@ client_conf() {
 	EOC
 }
 
-# knock_isn PORT TSVAL: the native knock ISN for S4:PORT (SPEC section 3 tool).
+# knock_isn PORT TSVAL: the native knock ISN for S4:PORT (knock-connect isn).
 knock_isn() {
 	"$KC" isn --mode native --key-file "$TMP/k.key" --dst $S4 --port "$1" --tsval "$2"
 }

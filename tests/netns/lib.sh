@@ -190,7 +190,8 @@ key_file() {
 	echo "$f"
 }
 
-# The SPEC's knock-mode secret: its known answers (and Knock's) use it.
+# The knock-mode secret of the published known answers (Knock's own, and
+# tests/isn/cross_check.py's): the tests use the same one.
 SECRET="Magic secret string"
 
 # two_port_server_conf FILE [PROTECT]: the server side of the tests that
