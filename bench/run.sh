@@ -86,28 +86,14 @@ chmod 755 "$TMP"
 PIDS=""
 RES=$TMP/results
 
-alive() {
-	[ -r "/proc/$1/stat" ] || return 1
-	[ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" != Z ]
-}
+# alive, stop_pids, del_namespaces
+. "$TOP/tests/netns/base.sh"
 
 cleanup() {
 	set +e
-	for p in $PIDS; do
-		kill -CONT "$p" 2>/dev/null
-		kill "$p" 2>/dev/null
-	done
-	for p in $PIDS; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			alive "$p" || break
-			sleep 0.2
-		done
-		kill -9 "$p" 2>/dev/null
-	done
-	for ns in $(ip netns list | awk '{print $1}' | grep "^$PFX-"); do
-		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$ns"
-	done
+	# shellcheck disable=SC2086
+	stop_pids $PIDS
+	del_namespaces "$PFX"
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -230,7 +216,7 @@ client_conf() {
 	EOC
 }
 
-# knock_isn PORT TSVAL: the native knock ISN for S4:PORT (SPEC section 3 tool).
+# knock_isn PORT TSVAL: the native knock ISN for S4:PORT (knock-connect isn).
 knock_isn() {
 	"$KC" isn --mode native --key-file "$TMP/k.key" --dst $S4 --port "$1" --tsval "$2"
 }

@@ -20,16 +20,12 @@ show() { printf '%s$ %s%s\n' "$dim" "$*" "$off"; }
 # sshd runs at LogLevel DEBUG1 (the tests read the client banner in its log);
 # its session debug lines are noise here.
 run_c() { show "$*"; in_c "$@" 2>&1 | grep -v '^debug1:'; }
-SSH="ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-	-o LogLevel=ERROR -o ConnectTimeout=5 -i $TMP/userkey"
+SSH="ssh $SSH_OPTS -o LogLevel=ERROR -o ConnectTimeout=5"
 
 say "Two hosts in network namespaces: client $C4, server $S4 (and IPv6)"
 make_topology
 start_sshd
-in_s /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o Port=2222 -o PidFile="$TMP/sshd2.pid" \
-	>"$TMP/sshd2.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_for 10 in_s sh -c "ss -ltn | grep -q ':2222 '"
+start_sshd2
 echo "An unmodified OpenSSH sshd listens on ports 22 and 2222 of the server."
 
 say "Without knockgw, a port scan finds it"
@@ -79,8 +75,7 @@ echo "The server's log:"
 grep 'accepted with key' "$TMP/knockgw-$NS_S.log" | tail -2 | sed 's/^/    /'
 head -c 20000000 /dev/urandom >"$TMP/blob"
 show "scp a 20 MB file and compare checksums"
-in_c scp -q -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-	-o LogLevel=ERROR -i "$TMP/userkey" "$TMP/blob" "root@$S4:$TMP/blob.copy"
+in_c scp -q $SSH_OPTS -o LogLevel=ERROR "$TMP/blob" "root@$S4:$TMP/blob.copy"
 sha256sum "$TMP/blob" "$TMP/blob.copy" | sed "s|$TMP/||"
 echo "The established transfer never went through user space: the server queued" \
 	"$(qcounter queued "$NS_S" "$SRV") packets in all (the SYNs)."

@@ -2,7 +2,7 @@
 # make install / make uninstall into a scratch DESTDIR: every file with its
 # mode, the unit's paths, a config that survives a reinstall, an uninstall
 # that keeps the config and keys, and man pages that render cleanly.
-# Prints "ok"/"not ok" lines and "N passed, N failed"; exits 1 on a failure.
+# Prints "ok"/"not ok" lines and "NAME: N passed, N failed"; exits 1 on a failure.
 #   BUILD   build directory (default: build), passed to make
 # Needs no root and touches nothing outside its temporary directory.
 # sh -c '...' sh ARGS: the single quotes are meant (SC2016).
@@ -16,28 +16,8 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 D=$tmp/root
 log=$tmp/make.log
 
-passed=0
-failed=0
-n=0
-
-ok() {
-	n=$((n + 1))
-	passed=$((passed + 1))
-	echo "ok $n - $1"
-}
-
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
-
-# check DESCRIPTION COMMAND...: one test line for one command.
-check() {
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
+# ok, not_ok, check, finish
+. tests/netns/base.sh
 
 # mode PATH OCTAL TYPE: exists as TYPE (f or d) with exactly that mode.
 mode() {
@@ -147,5 +127,4 @@ for m in man/*.[1-8]; do
 done
 command -v man >/dev/null 2>&1 || echo "# man (man-db) not installed: man pages not rendered"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

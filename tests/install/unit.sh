@@ -2,7 +2,7 @@
 # The systemd unit as `make install` installs it:
 #   1. systemd-analyze verify finds no problem;
 #   2. systemd-analyze security --offline=yes rates its exposure <= 2.5.
-# Prints "ok"/"not ok" lines and "N passed, N failed"; exits 1 on a failure.
+# Prints "ok"/"not ok" lines and "NAME: N passed, N failed"; exits 1 on a failure.
 #   BUILD           build directory (default: build), passed to make
 #   MAX_EXPOSURE    the highest acceptable exposure level (default: 2.5)
 #
@@ -24,36 +24,18 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 D=$tmp/root
 PREFIX=/usr
 
-passed=0
-failed=0
-n=0
-
-ok() {
-	n=$((n + 1))
-	passed=$((passed + 1))
-	echo "ok $n - $1"
-}
-
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
+# ok, not_ok, finish
+. tests/netns/base.sh
 
 # Prints a file as comment lines (diagnostics under a "not ok").
 show() {
 	sed 's/^/# /' "$1"
 }
 
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
-}
-
 if ! command -v systemd-analyze >/dev/null 2>&1; then
 	not_ok "systemd-analyze is installed (Debian package systemd)"
 	finish
+	exit
 fi
 
 if make --no-print-directory BUILD="$BUILD" install DESTDIR="$D" >"$tmp/make.log" 2>&1; then
@@ -62,6 +44,7 @@ else
 	not_ok "make install DESTDIR=..."
 	show "$tmp/make.log"
 	finish
+	exit
 fi
 unit=$D/lib/systemd/system/knockgw.service
 
@@ -97,3 +80,4 @@ else
 fi
 
 finish
+exit

@@ -19,7 +19,7 @@ cat >"$TMP/knockgw.conf" <<EOC
 keys = (
 	{ name = "alice"; file = "$K1"; },
 	{ name = "bob"; file = "$K2"; },
-	{ name = "legacy"; secret = "Magic secret string"; }
+	{ name = "legacy"; secret = "$SECRET"; }
 );
 protect = (
 	{ port = 22; mode = "native"; keys = [ "alice", "bob" ]; },
@@ -29,13 +29,6 @@ EOC
 chmod 600 "$TMP/knockgw.conf"	# it holds a secret: owner only
 start_knockgw "$NS_S" "$TMP/knockgw.conf"
 
-isn() { # MODE KEYARG DST PORT TSVAL
-	if [ "$1" = knock ]; then
-		"$KC" isn --mode knock --secret "$2" --dst "$3" --port "$4" --tsval "$5"
-	else
-		"$KC" isn --mode native --key-file "$2" --dst "$3" --port "$4" --tsval "$5"
-	fi
-}
 # like_closed NAME SRC DST DPORT SEQ [args]: the answer to this segment is the
 # one port 23 (closed) gives to the same segment, field for field.
 like_closed() {
@@ -43,7 +36,7 @@ like_closed() {
 	shift 5
 	probe "$l_name" "$l_src" "$l_dst" "$l_dport" "$l_seq" "$@"
 	probe "$l_name-closed" "$l_src" "$l_dst" 23 "$l_seq" "$@"
-	python3 "$TOP/tests/netns/rstcmp.py" "$TMP/$l_name.json" "$TMP/$l_name-closed.json"
+	rst_alike "$l_name" "$l_name-closed"
 }
 
 for fam in 4 6; do
@@ -56,7 +49,7 @@ for fam in 4 6; do
 		check "$tag: native knock with key alice gets SYN-ACK" [ "$(flags_of ok1)" = SA ]
 		probe ok2 $src $dst 22 "$(isn native "$K2" $dst 22 $tsv)" $tsarg
 		check "$tag: native knock with second key bob gets SYN-ACK" [ "$(flags_of ok2)" = SA ]
-		probe ok3 $src $dst 2222 "$(isn knock "Magic secret string" $dst 2222 $tsv)" $tsarg
+		probe ok3 $src $dst 2222 "$(isn knock "$SECRET" $dst 2222 $tsv)" $tsarg
 		check "$tag: knock-mode knock gets SYN-ACK" [ "$(flags_of ok3)" = SA ]
 
 		probe closed $src $dst 23 11111111 $tsarg
@@ -92,17 +85,15 @@ probe badsum $C4 $S4 22 11111111 --bad-csum
 check "a SYN with a bad TCP checksum gets no answer" [ "$(flags_of badsum)" = None ]
 
 # An unmodified ssh client without a knock: "Connection refused".
-in_c ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-	-o ConnectTimeout=5 -i "$TMP/userkey" root@$S4 true >"$TMP/ssh.out" 2>&1 || true
+in_c ssh $SSH_OPTS -o ConnectTimeout=5 root@$S4 true >"$TMP/ssh.out" 2>&1 || true
 check "plain ssh gets Connection refused" grep -q "Connection refused" "$TMP/ssh.out"
 
 check "the log names the key that matched" grep -q 'accepted with key "bob"' "$TMP/knockgw-$NS_S.log"
 check "no secret in the log" sh -c "! grep -q -e 'Magic secret' -e \"\$(cat $K1)\" '$TMP/knockgw-$NS_S.log'"
 check "replays counted" [ "$(counter replay_refused)" = 2 ]
 check "refused SYNs counted" [ "$(counter syn_refused)" -ge 10 ]
-check "table inet knockgw is installed" sh -c "ip netns exec $NS_S nft list table inet knockgw >/dev/null 2>&1"
+check "table inet knockgw is installed" has_table
 
-kill "$KGW_PID"
-wait_for 5 sh -c "! kill -0 $KGW_PID"
-check "SIGTERM: the daemon deletes its table" sh -c "! ip netns exec $NS_S nft list table inet knockgw >/dev/null 2>&1"
+stop_knockgw
+check "SIGTERM: the daemon deletes its table" no_table
 finish

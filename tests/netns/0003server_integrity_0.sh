@@ -10,12 +10,7 @@ make_topology
 quiet_client_rsts
 start_sshd
 K=$(key_file k)
-cat >"$TMP/knockgw.conf" <<EOC
-keys = ( { name = "k"; file = "$K"; } );
-limits = { integrity_timeout = 2; };
-protect = ( { port = 22; mode = "native"; keys = [ "k" ]; integrity_len = 16; } );
-EOC
-start_knockgw "$NS_S" "$TMP/knockgw.conf"
+start_server "$(entry 22 "integrity_len = 16;")" "limits = { integrity_timeout = 2; };"
 
 SPORT=41000
 # connect NAME BANNER [prober args]: knock for BANNER, then send BANNER.
@@ -24,15 +19,14 @@ connect() {
 	printf '%s\r\n' "$2" >"$TMP/$c_name.data"
 	shift 2
 	SPORT=$((SPORT + 1))
-	c_isn=$("$KC" isn --mode native --key-file "$K" --dst $C_DST --port 22 --tsval 4242 \
-		--integrity-len 16 --payload-file "$TMP/$c_name.data")
+	c_isn=$(isn native "$K" $C_DST 22 4242 --integrity-len 16 --payload-file "$TMP/$c_name.data")
 	[ -n "${SEND_FILE:-}" ] && cp "$SEND_FILE" "$TMP/$c_name.data"
 	in_c $PROBER connect --iface vc --src $C_SRC --dst $C_DST --sport $SPORT --dport 22 \
 		--isn "0x$c_isn" --tsval 4242 --data-file "$TMP/$c_name.data" --timeout 3 \
 		--stop-when-acked "$@" >"$TMP/$c_name.json"
 }
-acked() { [ "$(json "$TMP/$1.json" "j['max_ack']")" = "$(wc -c <"$TMP/$1.data")" ]; }
-was_reset() { [ "$(json "$TMP/$1.json" "j['rst']")" = True ] && ! acked "$1"; }
+acked() { acked_bytes "$1" "$(wc -c <"$TMP/$1.data")"; }
+was_reset() { got_rst "$1" && ! acked "$1"; }
 sshd_saw() { grep -q "remote software version $1" "$TMP/sshd.log"; }
 
 for fam in 4 6; do
@@ -56,18 +50,10 @@ for fam in 4 6; do
 	SEND_FILE=$TMP/forged.data connect forged$fam "SSH-2.0-OriginalBanner$fam"
 	check "IPv$fam: other bytes than the ISN covers: reset, nothing acked" was_reset forged$fam
 
-	# Tampered on the wire: an nft rule in the client namespace rewrites
-	# the first payload byte of segments to port 22.
-	in_c nft -f - <<-EOR
-	table inet tamper {
-		chain out {
-			type filter hook output priority 0; policy accept;
-			tcp dport 22 tcp flags & (syn | rst) == 0 @ih,0,8 set 0x58
-		}
-	}
-	EOR
+	# Tampered on the wire: the first payload byte of each segment.
+	tamper_first_byte 22
 	connect tamper$fam "SSH-2.0-TamperedOn$fam"
-	in_c nft delete table inet tamper
+	untamper
 	check "IPv$fam: bytes tampered on the wire: reset, nothing acked" was_reset tamper$fam
 done
 
@@ -75,11 +61,10 @@ done
 C_SRC=$C4 C_DST=$S4
 : >"$TMP/empty.data"
 SPORT=$((SPORT + 1))
-isn=$("$KC" isn --mode native --key-file "$K" --dst $S4 --port 22 --tsval 9 --integrity-len 16 \
-	--payload-file "$TMP/one4.data")
-in_c $PROBER connect --iface vc --src $C4 --dst $S4 --sport $SPORT --dport 22 --isn "0x$isn" \
+v=$(isn native "$K" $S4 22 9 --integrity-len 16 --payload-file "$TMP/one4.data")
+in_c $PROBER connect --iface vc --src $C4 --dst $S4 --sport $SPORT --dport 22 --isn "0x$v" \
 	--tsval 9 --data-file "$TMP/empty.data" --timeout 5 >"$TMP/silent.json"
-check "a flow that never sends its bytes is reset" [ "$(json "$TMP/silent.json" "j['rst']")" = True ]
+check "a flow that never sends its bytes is reset" got_rst silent
 
 sleep 0.5
 check "sshd never read a forged or tampered banner" \

@@ -10,25 +10,14 @@
 make_topology
 start_sshd
 K=$(key_file k)
-cat >"$TMP/server.conf" <<EOC
-keys = ( { name = "k"; file = "$K"; } );
-protect = ( { port = 22; mode = "native"; keys = [ "k" ]; } );
-EOC
-start_knockgw "$NS_S" "$TMP/server.conf"
+start_server "$(entry 22)"
 SRV_PID=$KGW_PID
 head -c 3000000 /dev/urandom >"$TMP/src.bin"
 want=$(sha256sum <"$TMP/src.bin" | cut -d' ' -f1)
-SCP="scp -q -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-	-o ConnectTimeout=10 -i $TMP/userkey"
+SCP="scp -q $SSH_OPTS -o ConnectTimeout=10"
 
 for kind in kernel user; do
-	cat >"$TMP/client-$kind.conf" <<-EOC
-	translate = "$kind";
-	control_socket = "$TMP/client.sock";
-	keys = ( { name = "k"; file = "$K"; } );
-	knock = ( { dst = "$S4"; port = 22; mode = "native"; key = "k"; },
-		  { dst = "$S6"; port = 22; mode = "native"; key = "k"; } );
-	EOC
+	knock_conf "$TMP/client-$kind.conf" "" "translate = \"$kind\";"
 	for dst in $S4 "[$S6]"; do
 		if [ "$dst" = $S4 ]; then sig=KILL; else sig=TERM; fi
 		start_knockgw "$NS_C" "$TMP/client-$kind.conf"
@@ -52,8 +41,7 @@ for kind in kernel user; do
 		check "$kind path, $dst: scp finished after SIG$sig and restart (rc $rc)" [ $rc = 0 ]
 		check "$kind path, $dst: the copy has the same sha256" \
 			[ "$(sha256sum <"$TMP/dst.bin" | cut -d' ' -f1)" = "$want" ]
-		kill "$KGW_PID"
-		wait_for 5 sh -c "! kill -0 $KGW_PID"
+		stop_knockgw
 	done
 done
 KGW_PID=$SRV_PID

@@ -10,22 +10,12 @@
 make_topology
 start_sshd
 K=$(key_file k)
-cat >"$TMP/server.conf" <<EOC
-keys = ( { name = "k"; file = "$K"; } );
-protect = ( { port = 22; mode = "native"; keys = [ "k" ]; integrity_len = 20; } );
-EOC
-cat >"$TMP/client.conf" <<EOC
-control_socket = "$TMP/client.sock";
-keys = ( { name = "k"; file = "$K"; } );
-knock = ( { dst = "$S4"; port = 22; mode = "native"; key = "k"; integrity_len = 20; },
-	  { dst = "$S6"; port = 22; mode = "native"; key = "k"; integrity_len = 20; } );
-EOC
+knock_conf "$TMP/client.conf" "integrity_len = 20;"
 start_knockgw "$NS_C" "$TMP/client.conf"
 CLI_PID=$KGW_PID
-start_knockgw "$NS_S" "$TMP/server.conf"
+start_server "$(entry 22 "integrity_len = 20;")"
 
-SSH="ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-	-o ConnectTimeout=10 -i $TMP/userkey"
+SSH="ssh $SSH_OPTS -o ConnectTimeout=10"
 PROXY="ProxyCommand=$KC -s $TMP/client.sock -w 10 %h %p"
 for dst in $S4 $S6; do
 	out=$(in_c $SSH -o "$PROXY" root@$dst echo integrity-ok 2>"$TMP/ssh.err") || true
@@ -37,16 +27,9 @@ check "the client daemon used knock-connect's intents" [ "$(ccounter client_inte
 check "the server verified the first bytes" [ "$(counter integ_ok)" -ge 2 ]
 
 # The same, with the first payload byte rewritten on the wire ('S' -> 'X').
-in_c nft -f - <<-EOR
-table inet tamper {
-	chain out {
-		type filter hook output priority 0; policy accept;
-		tcp dport 22 tcp flags & (syn | rst) == 0 @ih,0,8 set 0x58
-	}
-}
-EOR
+tamper_first_byte 22
 in_c $SSH -o "$PROXY" root@$S4 echo tampered >"$TMP/t.out" 2>"$TMP/t.err" || true
-in_c nft delete table inet tamper
+untamper
 check "a tampered connection does not run the command" sh -c "! grep -q tampered '$TMP/t.out'"
 check "the tampered connection was reset" grep -qi "reset\|closed\|refused" "$TMP/t.err"
 check "the server counted an integrity failure" [ "$(counter integ_fail)" -ge 1 ]

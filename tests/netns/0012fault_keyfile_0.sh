@@ -37,24 +37,7 @@ KA_LINE=$(grep -n "file = \"$KA\"" "$TMP/knockgw.conf" | cut -d: -f1)
 start_knockgw "$NS_S" "$TMP/knockgw.conf"
 LOG=$TMP/knockgw-$NS_S.log
 
-SPORT=44000
-probe() { # SEQ TSVAL -> FLAGS (in this shell: SPORT must advance)
-	SPORT=$((SPORT + 1))
-	in_c $PROBER probe --iface vc --src $C4 --dst $S4 --sport $SPORT --dport 22 \
-		--seq "$1" --tsval "$2" >"$TMP/probe.json"
-	FLAGS=$(json "$TMP/probe.json" "(j['answer'] or {}).get('flagstr')")
-}
-knock_with() { # KEYFILE -> FLAGS for a fresh knock with that key
-	probe "0x$("$KC" isn --mode native --key-file "$1" --dst $S4 --port 22 --tsval $SPORT)" \
-		$SPORT
-}
-serves_old() {
-	knock_with "$TMP/a.key.saved"
-	[ "$FLAGS" = SA ] || return 1
-	probe 0x01020304 $SPORT
-	[ "$FLAGS" = RA ]
-}
-refusals() { grep -c 'reload refused' "$LOG" || true; }
+serves_old() { knock_gets SA "$TMP/a.key.saved" && plain_gets RA; }
 reloads() { # the "N reload(s)" figure of knockgw status
 	in_s "$KNOCKGW" status -c "$TMP/status.conf" 2>/dev/null |
 		sed -n 's/.* \([0-9]*\) reload(s).*/\1/p'
@@ -71,10 +54,7 @@ check "before: a knock with key a gets SYN-ACK, a plain SYN the RST" serves_old
 # left it; the reload must be refused, quoting FILE:LINE and MESSAGE (an
 # extended regular expression), and the old key must still open the port.
 bad_reload() {
-	b_before=$(refusals)
-	kill -HUP "$KGW_PID"
-	check "$1: the reload is refused" \
-		wait_for 10 sh -c "[ \$(grep -c 'reload refused' '$LOG') -gt $b_before ]"
+	check "$1: the reload is refused" sighup_refused
 	check "$1: as $TMP/knockgw.conf:$KA_LINE: $2" \
 		grep -qE "^$TMP/knockgw.conf:$KA_LINE: ($2)" "$LOG"
 	check "$1: the daemon still runs" kill -0 "$KGW_PID"
@@ -107,8 +87,7 @@ rm -f "$KA"
 chmod 600 "$KA"
 bad_reload "key file emptied" "key file \"$KA\" is empty"
 
-knock_with "$KB"
-check "no refused reload took key b" [ "$FLAGS" = RA ]
+check "no refused reload took key b" knock_gets RA "$KB"
 check "the refused reloads were not counted as reloads" [ "$(reloads)" = 0 ]
 check "knockgw status counts the 5 refused reloads" [ "$(refused)" = 5 ]
 check "refused reloads: the counters say why (syn_refused)" [ "$(counter syn_refused)" -ge 6 ]
@@ -118,7 +97,6 @@ cp -p "$TMP/a.key.saved" "$KA"
 kill -HUP "$KGW_PID"
 check "repaired: the reload succeeds" wait_for 10 grep -q '^reloaded' "$LOG"
 check "repaired: knockgw status counts 1 reload" [ "$(reloads)" = 1 ]
-knock_with "$KB"
-check "repaired: key b now opens the port" [ "$FLAGS" = SA ]
+check "repaired: key b now opens the port" knock_gets SA "$KB"
 check "repaired: key a still does, a plain SYN is still refused" serves_old
 finish

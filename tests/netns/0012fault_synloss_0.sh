@@ -41,12 +41,7 @@ lose_next_syn() {
 	EOR
 }
 dropped() { in_s nft list table inet synloss | grep -o 'packets [0-9]*' | cut -d' ' -f2; }
-csum_errors() { # the server namespace's TCP InCsumErrors (RFC 4022 tcpInCsumErrors)
-	in_s awk '/^Tcp:/ { if (!n) { for (i = 1; i <= NF; i++) if ($i == "InCsumErrors") c = i; n = 1 }
-		else print $c }' /proc/net/snmp
-}
-SSH="ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-	-o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -i $TMP/userkey"
+SSH="ssh $SSH_OPTS -o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3"
 
 for kind in kernel user; do
 	two_port_client_conf "$TMP/client-$kind.conf" $kind "$TMP/client.sock" $S4 $S6
@@ -68,8 +63,7 @@ for kind in kernel user; do
 	check "$kind: the client daemon saw the retransmissions" \
 		[ "$(ccounter client_retransmits)" -ge 4 ]
 	check "$kind: no TCP checksum error at the server" [ "$(csum_errors)" = "$before" ]
-	kill "$CLI_PID"
-	wait_for 5 sh -c "! kill -0 $CLI_PID"
+	stop_knockgw "$CLI_PID"
 done
 in_s nft delete table inet synloss
 
@@ -107,8 +101,7 @@ for kind in kernel user; do
 	check "$kind, restart: a retransmission the new daemon knocked gets through" \
 		grep -qx after-restart "$TMP/restart.out"
 	grep -qx after-restart "$TMP/restart.out" || sed 's/^/# /' "$TMP/restart.err"
-	kill "$CLI_PID"
-	wait_for 5 sh -c "! kill -0 $CLI_PID"
+	stop_knockgw "$CLI_PID"
 done
 check "the server daemon ran throughout" kill -0 "$SRV"
 finish

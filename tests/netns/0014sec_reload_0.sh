@@ -36,12 +36,7 @@ conf "$K1"
 start_knockgw "$NS_S" "$TMP/knockgw.conf"
 LOG=$TMP/knockgw-$NS_S.log
 
-knock() { # NAME KEYFILE: a fresh knock with that key; flags_of NAME
-	isn=$("$KC" isn --mode native --key-file "$2" --dst $S4 --port 22 --tsval $((SPORT + 1)))
-	probe "$1" $C4 $S4 22 "$isn" --tsval $((SPORT + 1))
-}
-knock before "$K1"
-check "before: a knock with key 1 gets SYN-ACK" [ "$(flags_of before)" = SA ]
+check "before: a knock with key 1 gets SYN-ACK" knock_gets SA "$K1"
 
 # The queue threads: every thread but the main one.  Stop the last.
 TID=$(ls "/proc/$KGW_PID/task" | grep -vx "$KGW_PID" | sort -n | tail -1)
@@ -88,11 +83,9 @@ check "then the refused configuration is freed" \
 
 # The old configuration serves on (both queues: several source ports).
 ok1=0 ok2=0
-for i in 1 2 3 4 5 6; do
-	knock "old$i" "$K1"
-	[ "$(flags_of "old$i")" = SA ] && ok1=$((ok1 + 1))
-	knock "new$i" "$K2"
-	[ "$(flags_of "new$i")" = RA ] && ok2=$((ok2 + 1))
+for _ in 1 2 3 4 5 6; do
+	knock_gets SA "$K1" && ok1=$((ok1 + 1))
+	knock_gets RA "$K2" && ok2=$((ok2 + 1))
 done
 check "after: knocks with key 1 (the old file's) get SYN-ACK (6 of 6)" [ $ok1 = 6 ]
 check "after: knocks with key 2 (the refused file's) get the RST (6 of 6)" [ $ok2 = 6 ]

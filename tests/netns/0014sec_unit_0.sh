@@ -111,18 +111,10 @@ only_net_admin() {
 }
 check "every thread keeps CAP_NET_ADMIN only (CapEff, CapPrm; none inheritable, ambient)" \
 	only_net_admin
-check "table inet knockgw is installed" sh -c "ip netns exec '$NS_S' nft list table inet knockgw >/dev/null"
+check "table inet knockgw is installed" has_table
 
-knock() { # DPORT KEYARGS...: a fresh valid knock; its answer in kn.json
-	k_port=$1
-	shift
-	isn=$("$KC" isn "$@" --dst $S4 --port "$k_port" --tsval $((SPORT + 1)))
-	probe kn $C4 $S4 "$k_port" "$isn" --tsval $((SPORT + 1))
-}
-knock 22 --mode native --key-file "$K"
-check "a valid knock gets SYN-ACK" [ "$(flags_of kn)" = SA ]
-probe plain $C4 $S4 22 0badc0de --tsval 1
-check "a plain SYN gets the closed-port RST" [ "$(flags_of plain)" = RA ]
+check "a valid knock gets SYN-ACK" knock_gets SA
+check "a plain SYN gets the closed-port RST" plain_gets RA
 status_answers() {
 	in_s "$KNOCKGW" status -c "$TMP/knockgw.conf" >"$TMP/status.out" &&
 		grep -q '^knockgw running' "$TMP/status.out"
@@ -144,13 +136,13 @@ chmod 600 "$TMP/knockgw.conf"	# it holds a secret: owner only
 check "the reloaded file is valid" "$KNOCKGW" -n -c "$TMP/knockgw.conf"
 kill -HUP "$KGW_PID"
 check "SIGHUP: reloaded" wait_for 10 grep -q '^reloaded: 2 protected port' "$LOG"
-knock 2222 --mode knock --secret "$SECRET"
-check "after the reload a knock on the new port gets SYN-ACK" [ "$(flags_of kn)" = SA ]
+probe kn $C4 $S4 2222 "$(isn knock "$SECRET" $S4 2222 $((SPORT + 1)))" --tsval $((SPORT + 1))
+check "after the reload a knock on the new port gets SYN-ACK" answered kn SA
 check "after the reload every thread still has CAP_NET_ADMIN only" only_net_admin
 
 kill "$KGW_PID"
 if wait "$KGW_PID"; then rc=0; else rc=$?; fi
 check "SIGTERM: exit status 0" [ $rc = 0 ]
-check "SIGTERM: the table is removed" sh -c "! ip netns exec '$NS_S' nft list table inet knockgw 2>/dev/null"
+check "SIGTERM: the table is removed" no_table
 check "no error in the log" sh -c "! grep -E '^(cannot|reload refused|reload:)' '$LOG'"
 finish

@@ -81,13 +81,10 @@ works() {
 		grep -qx "input_closed $(($2 * 16 + 3))" "$TMP/got.txt"
 	check "$1: chain output_raw has $2 rules" grep -qx "output_raw $2" "$TMP/got.txt"
 	printf 'SSH-2.0-LastEntry\r\n' >"$TMP/banner"
-	isn=$("$KC" isn --mode native --key-file "$K" --dst $S4 --port 22 --tsval 4242 \
-		--integrity-len 16 --payload-file "$TMP/banner")
-	probe "$1-knock" $C4 $S4 22 "$isn" --tsval 4242
-	check "$1: a knock on the last entry reaches sshd (SYN-ACK)" \
-		[ "$(flags_of "$1-knock")" = SA ]
-	probe "$1-plain" $C4 $S4 22 11111111 --tsval 4242
-	check "$1: a plain SYN to the last entry gets the RST" [ "$(flags_of "$1-plain")" = RA ]
+	v=$(isn native "$K" $S4 22 4242 --integrity-len 16 --payload-file "$TMP/banner")
+	probe "$1-knock" $C4 $S4 22 "$v" --tsval 4242
+	check "$1: a knock on the last entry reaches sshd (SYN-ACK)" answered "$1-knock" SA
+	check "$1: a plain SYN to the last entry gets the RST" plain_gets RA
 }
 
 conf "$TMP/knockgw.conf" 256
@@ -111,7 +108,7 @@ check "... naming the refused message" \
 check "... and installs nothing" \
 	[ "$(in_s nft list table inet knockgw 2>/dev/null | grep -c 'chain ')" = 1 ]
 exec 3>&-
-wait_for 10 sh -c "! ip netns exec $NS_S nft list table inet knockgw >/dev/null 2>&1"
+wait_for 10 no_table
 
 # 101 entries at start, then the largest by SIGHUP.
 conf "$TMP/knockgw.conf" 101
@@ -139,6 +136,5 @@ else
 	not_ok "256 x 16 at start: the daemon is ready"
 fi
 kill "$KGW_PID" 2>/dev/null || true
-check "SIGTERM: the table is deleted" \
-	wait_for 10 sh -c "! ip netns exec $NS_S nft list table inet knockgw >/dev/null 2>&1"
+check "SIGTERM: the table is deleted" wait_for 10 no_table
 finish

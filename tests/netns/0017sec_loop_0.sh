@@ -17,15 +17,7 @@
 make_topology
 quiet_client_rsts
 K=$(key_file k)
-cat >"$TMP/knockgw.conf" <<EOC
-closed_ports = "daemon";
-keys = ( { name = "k"; file = "$K"; } );
-protect = (
-	{ port = 2200; mode = "native"; keys = [ "k" ]; integrity_len = 16; },
-	{ port = 2201; mode = "native"; keys = [ "k" ]; }
-);
-EOC
-start_knockgw "$NS_S" "$TMP/knockgw.conf"
+start_server "$(entry 2200 "integrity_len = 16;"), $(entry 2201)" "closed_ports = \"daemon\";"
 printf 'SSH-2.0-NoListener\r\n' >"$TMP/banner"
 
 # knock NAME SRC DST PORT [isn args]: one valid knock, the queue's count of
@@ -33,8 +25,7 @@ printf 'SSH-2.0-NoListener\r\n' >"$TMP/banner"
 knock() {
 	k_name=$1 k_src=$2 k_dst=$3 k_port=$4
 	shift 4
-	k_isn=$("$KC" isn --mode native --key-file "$K" --dst "$k_dst" --port "$k_port" \
-		--tsval 4242 "$@")
+	k_isn=$(isn native "$K" "$k_dst" "$k_port" 4242 "$@")
 	q_before=$(qcounter queued)
 	rst_before=$(counter rst_sent)
 	ok_before=$(counter syn_accepted)
@@ -58,8 +49,7 @@ knock auth-only-4 $C4 $S4 2201
 for fam in 4 6; do
 	if [ $fam = 4 ]; then src=$C4 dst=$S4; else src=$C6 dst=$S6; fi
 	rst_before=$(counter rst_sent)
-	probe plain-$fam $src $dst 2200 11111111 --tsval 4242
-	check "IPv$fam: a plain SYN to 2200 gets RST+ACK" [ "$(flags_of plain-$fam)" = RA ]
+	check "IPv$fam: a plain SYN to 2200 gets RST+ACK" plain_gets RA 2200 $src $dst
 	check "IPv$fam: ... the daemon's (a refused knock)" \
 		[ "$(counter rst_sent)" -gt "$rst_before" ]
 done

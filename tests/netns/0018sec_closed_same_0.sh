@@ -23,11 +23,7 @@ in_c ip link set vc mtu 9000
 in_s ip link set vs mtu 9000
 
 K=$(key_file k)
-cat >"$TMP/knockgw.conf" <<EOC
-keys = ( { name = "k"; file = "$K"; } );
-protect = ( { port = 22; mode = "native"; keys = [ "k" ]; } );
-EOC
-start_knockgw "$NS_S" "$TMP/knockgw.conf"
+start_server "$(entry 22)"
 
 # same NAME FAM [prober args]: the shape to 22 and to 23, compared.
 same() {
@@ -36,8 +32,7 @@ same() {
 	if [ "$s_fam" = 4 ]; then s_src=$C4 s_dst=$S4; else s_src=$C6 s_dst=$S6; fi
 	probe "p-$s_name-$s_fam" $s_src $s_dst 22 11111111 "$@"
 	probe "c-$s_name-$s_fam" $s_src $s_dst 23 11111111 "$@"
-	if s_out=$(python3 "$TOP/tests/netns/rstcmp.py" --silent-ok \
-		"$TMP/p-$s_name-$s_fam.json" "$TMP/c-$s_name-$s_fam.json"); then
+	if s_out=$(rst_alike "p-$s_name-$s_fam" "c-$s_name-$s_fam" --silent-ok); then
 		ok "IPv$s_fam $s_name: the same ($s_out)"
 	else
 		not_ok "IPv$s_fam $s_name: the protected port answers differently"

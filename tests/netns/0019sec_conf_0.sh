@@ -41,29 +41,16 @@ cp -p "$INC" "$TMP/secret.inc.saved"
 start_knockgw "$NS_S" "$CONF"
 LOG=$TMP/knockgw-$NS_S.log
 
-SPORT=44000
-probe() { # SEQ TSVAL -> FLAGS (in this shell: SPORT must advance)
-	SPORT=$((SPORT + 1))
-	in_c $PROBER probe --iface vc --src $C4 --dst $S4 --sport $SPORT --dport 22 \
-		--seq "$1" --tsval "$2" >"$TMP/probe.json"
-	FLAGS=$(json "$TMP/probe.json" "(j['answer'] or {}).get('flagstr')")
-}
-serves() {
-	probe "0x$("$KC" isn --mode knock --secret "$SECRET" --dst $S4 --port 22 \
-		--tsval $((SPORT + 1)))" $((SPORT + 1))
-	[ "$FLAGS" = SA ] || return 1
-	probe 0x01020304 $SPORT
-	[ "$FLAGS" = RA ]
+serves() { # a fresh knock-mode knock gets SYN-ACK, a plain SYN the RST
+	probe knock $C4 $S4 22 "$(isn knock "$SECRET" $S4 22 $((SPORT + 1)))" --tsval $((SPORT + 1))
+	answered knock SA && plain_gets RA
 }
 check "before: a knock with the secret gets SYN-ACK, a plain SYN the RST" serves
 
 # bad_reload NAME FILE:LINE MESSAGE: SIGHUP with the files as the caller left
 # them; the reload must be refused with that line (MESSAGE a fixed string).
 bad_reload() {
-	b_before=$(grep -c 'reload refused' "$LOG" || true)
-	kill -HUP "$KGW_PID"
-	check "$1: the reload is refused" \
-		wait_for 10 sh -c "[ \$(grep -c 'reload refused' '$LOG') -gt $b_before ]"
+	check "$1: the reload is refused" sighup_refused
 	check "$1: as $2: $3" grep -qF "$2: $3" "$LOG"
 	check "$1: the daemon still runs" kill -0 "$KGW_PID"
 	check "$1: the secret still opens the port, a plain SYN is still refused" serves

@@ -24,21 +24,15 @@ in_c ip addr add $U6/64 dev vc nodad
 start_sink 2200
 
 K=$(key_file k)
-cat >"$TMP/knockgw.conf" <<EOC
-keys = ( { name = "k"; file = "$K"; } );
-queue = { maxlen = 4096; };
-limits = { integrity_timeout = 20; };
-protect = ( { port = 2200; mode = "native"; keys = [ "k" ]; integrity_len = 16; } );
-EOC
-start_knockgw "$NS_S" "$TMP/knockgw.conf"
+start_server "$(entry 2200 "integrity_len = 16;")" "queue = { maxlen = 4096; };" \
+	"limits = { integrity_timeout = 20; };"
 
 printf 'attacker-bytes-0016' | head -c 16 >"$TMP/att.data"
 SPORT=44000
 for fam in 4 6; do
 	if [ $fam = 4 ]; then A=$C4 U=$U4 D=$S4; else A=$C6 U=$U6 D=$S6; fi
-	a_isn=$("$KC" isn --mode native --key-file "$K" --dst $D --port 2200 --tsval 5000$fam \
-		--integrity-len 16 --payload-file "$TMP/att.data")
-	in_c python3 "$TOP/tests/netns/mitm.py" hold --iface vc --src $A --dst $D --dport 2200 \
+	a_isn=$(isn native "$K" $D 2200 5000$fam --integrity-len 16 --payload-file "$TMP/att.data")
+	in_c $MITM hold --iface vc --src $A --dst $D --dport 2200 \
 		--sport-base $((44000 + fam * 200)) --isn "0x$a_isn" --tsval 5000$fam --flows 128 \
 		--segs 32 --skip 16 --timeout 5 >"$TMP/flood$fam.json"
 	check "IPv$fam: the replayed knock opened 128 connections" \
@@ -46,13 +40,12 @@ for fam in 4 6; do
 
 	printf 'USER-%s-BYTES-016' "$fam" | head -c 16 >"$TMP/user$fam.data"
 	SPORT=$((SPORT + 1))
-	u_isn=$("$KC" isn --mode native --key-file "$K" --dst $D --port 2200 --tsval 6000$fam \
-		--integrity-len 16 --payload-file "$TMP/user$fam.data")
+	u_isn=$(isn native "$K" $D 2200 6000$fam --integrity-len 16 --payload-file "$TMP/user$fam.data")
 	in_c $PROBER connect --iface vc --src $U --dst $D --sport $SPORT --dport 2200 \
 		--isn "0x$u_isn" --tsval 6000$fam --data-file "$TMP/user$fam.data" --timeout 4 \
 		--stop-when-acked >"$TMP/user$fam.json"
 	check "IPv$fam: meanwhile another client's knock passes and its bytes are acked" \
-		[ "$(json "$TMP/user$fam.json" "j['max_ack']")" = 16 ]
+		acked_bytes user$fam 16
 	check "IPv$fam: ... and the service read them" \
 		wait_for 5 grep -q "USER-$fam-BYTES" "$TMP/sink.bin"
 done

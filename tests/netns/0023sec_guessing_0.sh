@@ -22,12 +22,8 @@ K=$(key_file k)
 LOG=$TMP/knockgw-$NS_S.log
 
 conf() { # PENALTY
-	cat >"$TMP/knockgw.conf" <<EOC
-control_socket = "$TMP/server.sock";
-keys = ( { name = "k"; file = "$K"; } );
-guessing = { threshold = 20; window = 60; penalty = $1; };
-protect = ( { port = 22; mode = "native"; keys = [ "k" ]; } );
-EOC
+	key_conf "$TMP/knockgw.conf" "$(entry 22)" "control_socket = \"$TMP/server.sock\";" \
+		"guessing = { threshold = 20; window = 60; penalty = $1; };"
 }
 
 # guesses SPORT_BASE: 20 SYNs with ISNs that are no knock, at once.
@@ -36,14 +32,6 @@ guesses() {
 	for i in $(seq 1 20); do echo "$i 0badc0de" >>"$TMP/guesses.txt"; done
 	in_c python3 "$TOP/tests/netns/synburst.py" --iface vc --src $C4 --dst $S4 --dport 22 \
 		--list "$TMP/guesses.txt" --sport-base "$1" >"$TMP/guesses.json"
-}
-# knock_from SRC TSVAL: the answer's flags to a valid knock (a new source
-# port each time: it runs in $(...), so probe's own count would not last).
-knock_from() {
-	v=$("$KC" isn --mode native --key-file "$K" --dst $S4 --port 22 --tsval "$2")
-	SPORT=$((44000 + $2))
-	probe "k$2" "$1" $S4 22 "$v" --tsval "$2"
-	flags_of "k$2"
 }
 
 conf 0
@@ -54,18 +42,17 @@ check "20 guesses: each answered like a closed port" \
 check "the source is logged once, by its prefix" \
 	wait_for 5 grep -q "source 192.0.2.1/32: 20 refused knocks within 60 s$" "$LOG"
 check "... and counted (guessers)" [ "$(counter guessers)" = 1 ]
-check "no penalty by default: the guesser's valid knock passes" [ "$(knock_from $C4 1)" = SA ]
+check "no penalty by default: the guesser's valid knock passes" knock_gets SA "$K" 22 $C4 $S4
 
-kill "$KGW_PID"
-wait_for 5 sh -c "! kill -0 $KGW_PID"
+stop_knockgw
 conf 30
 start_knockgw "$NS_S" "$TMP/knockgw.conf"
 guesses 43100
 check "with a penalty: logged as such" \
 	wait_for 5 grep -q "source 192.0.2.1/32: 20 refused knocks within 60 s; its SYNs get" "$LOG"
 check "with a penalty: the guesser's valid knock gets the closed-port RST" \
-	[ "$(knock_from $C4 2)" = RA ]
+	knock_gets RA "$K" 22 $C4 $S4
 check "... counted as penalized" [ "$(counter penalized)" = 1 ]
-check "another source's valid knock passes meanwhile" [ "$(knock_from $U4 3)" = SA ]
+check "another source's valid knock passes meanwhile" knock_gets SA "$K" 22 $U4 $S4
 check "the daemon is still running" kill -0 "$KGW_PID"
 finish

@@ -17,21 +17,10 @@ make_topology
 quiet_client_rsts
 start_sshd
 K=$(key_file k)
-cat >"$TMP/knockgw.conf" <<EOC
-queue = { num = 0; };
-keys = ( { name = "k"; file = "$K"; } );
-protect = ( { port = 22; mode = "native"; keys = [ "k" ]; } );
-EOC
-start_knockgw "$NS_S" "$TMP/knockgw.conf"
+start_server "$(entry 22)" "queue = { num = 0; };"
 LOG=$TMP/knockgw-$NS_S.log
 
-knock() { # OUT: a valid knock's answer in $TMP/OUT.json
-	SPORT=$((SPORT + 1))
-	v=$("$KC" isn --mode native --key-file "$K" --dst $S4 --port 22 --tsval $SPORT)
-	probe "$1" $C4 $S4 22 "$v" --tsval $SPORT
-}
-knock before
-check "a valid knock passes" [ "$(flags_of before)" = SA ]
+check "a valid knock passes" knock_gets SA
 
 # The queue's netlink socket: its port id from the queue's own status line,
 # its inode from the namespace's netlink table, its descriptor from /proc.
@@ -46,15 +35,10 @@ wait "$KGW_PID" || rc=$?
 check "the daemon stopped on the receive error, exit status 1" [ "$rc" = 1 ]
 check "it said why" grep -q "^queue 0: receive failed" "$LOG"
 check "it said the table stays" grep -q "stopping on an error: table inet knockgw stays" "$LOG"
-check "the table is still installed" \
-	sh -c "ip netns exec $NS_S nft list table inet knockgw >/dev/null 2>&1"
-probe plain $C4 $S4 22 01020304
-check "a plain SYN to sshd gets no SYN-ACK (dropped: nobody reads the queue)" \
-	[ "$(flags_of plain)" = None ]
+check "the table is still installed" has_table
+check "a plain SYN to sshd gets no SYN-ACK (dropped: nobody reads the queue)" plain_gets None
 
 start_knockgw "$NS_S" "$TMP/knockgw.conf"
-knock after
-check "the next start takes over: a valid knock passes" [ "$(flags_of after)" = SA ]
-probe plain2 $C4 $S4 22 01020304
-check "... and a plain SYN gets the closed-port RST" [ "$(flags_of plain2)" = RA ]
+check "the next start takes over: a valid knock passes" knock_gets SA
+check "... and a plain SYN gets the closed-port RST" plain_gets RA
 finish

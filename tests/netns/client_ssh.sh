@@ -14,26 +14,15 @@ start_sshd2
 
 K=$(key_file k)
 two_port_server_conf "$TMP/server.conf"
-cat >"$TMP/client.conf" <<EOC
-translate = "$PATH_KIND";
-control_socket = "$TMP/client.sock";
-keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "$SECRET"; } );
-knock = (
-	{ dst = "192.0.2.0/24"; port = 22; mode = "native"; key = "k"; },
-	{ dst = "2001:db8::/64"; port = 22; mode = "native"; key = "k"; },
-	{ dst = "$S4"; port = 2222; mode = "knock"; key = "legacy"; },
-	{ dst = "$S6"; port = 2222; mode = "knock"; key = "legacy"; }
-);
-EOC
-chmod 600 "$TMP/client.conf"	# it holds a secret: owner only
+# Destinations as prefixes: an entry matches every address in it.
+two_port_client_conf "$TMP/client.conf" "$PATH_KIND" "$TMP/client.sock" 192.0.2.0/24 2001:db8::/64
 start_knockgw "$NS_C" "$TMP/client.conf"
 CLI_PID=$KGW_PID
 start_knockgw "$NS_S" "$TMP/server.conf"
 
 # ServerAlive: if the client daemon dies on the user path, an established
 # session hangs (its packets are queued to nobody); fail in 15 s, not ~15 min.
-SSH="ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-	-o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -i $TMP/userkey"
+SSH="ssh $SSH_OPTS -o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3"
 for dst in $S4 $S6; do
 	for port in 22 2222; do
 		out=$(in_c timeout 60 $SSH -p $port root@$dst echo knocked-$port 2>"$TMP/ssh.err") || true

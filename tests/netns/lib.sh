@@ -12,6 +12,13 @@
 # when a test fails.  Namespaces are named kgw-<pid>-<n>, unique per run.
 # Only documentation addresses are used.  The root namespace's firewall is
 # never touched: every nft command runs inside a test namespace.
+#
+# The helpers a test needs more than once live here, each defined once:
+# result lines, waits and cleanup (base.sh), the topology and services,
+# configurations (entry, key_conf, knock_conf, two_port_*), knocks and
+# probes (isn, probe, knock_gets, plain_gets), and looks at the daemon
+# from outside (counter, has_table, sighup_refused, ...).  A test that
+# defines a function of the same name replaces it for itself only.
 
 set -eu
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -19,6 +26,9 @@ BUILD=$(cd "$TOP" && cd "${BUILD:-build}" && pwd)
 KNOCKGW=$BUILD/knockgw
 KC=$BUILD/knock-connect
 PROBER="python3 $TOP/tests/netns/prober.py"
+MITM="python3 $TOP/tests/netns/mitm.py"
+# The tools import pktlib.py: no byte code left in the source tree.
+export PYTHONDONTWRITEBYTECODE=1
 PFX=kgw-$$
 NS_C=$PFX-1
 NS_S=$PFX-2
@@ -28,28 +38,18 @@ C6=2001:db8::1
 S6=2001:db8::2
 TMP=$(mktemp -d /tmp/kgw-test-XXXXXX)
 chmod 755 "$TMP"
+# ssh and scp as root with start_sshd's user key, no questions asked.
+SSH_OPTS="-o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+-i $TMP/userkey"
 PIDS=""
+. "$TOP/tests/netns/base.sh"
 . "$TOP/tests/netns/sanitizer.sh"
-FAILS=0
-PASSES=0
 
 cleanup() {
 	set +e
-	for p in $PIDS; do
-		kill "$p" 2>/dev/null
-	done
-	for p in $PIDS; do
-		# bounded wait, then force
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.2
-		done
-		kill -9 "$p" 2>/dev/null
-	done
-	for ns in $(ip netns list | awk '{print $1}' | grep "^$PFX-"); do
-		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$ns"
-	done
+	# shellcheck disable=SC2086
+	stop_pids $PIDS
+	del_namespaces "$PFX"
 	sanitizer_check "$TMP" || SANITIZER_FAILED=1
 	rm -rf "$TMP"
 	[ "$SANITIZER_FAILED" = 0 ] || exit 1
@@ -59,39 +59,10 @@ trap cleanup EXIT INT TERM
 in_c() { ip netns exec "$NS_C" "$@"; }
 in_s() { ip netns exec "$NS_S" "$@"; }
 
-ok() {
-	PASSES=$((PASSES + 1))
-	echo "ok - $*"
-}
-
-not_ok() {
-	FAILS=$((FAILS + 1))
-	echo "not ok - $*"
-}
-
-# check DESCRIPTION COMMAND...: one test row.
-check() {
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-
-finish() {
-	echo "$(basename "$0"): $PASSES passed, $FAILS failed"
-	[ "$FAILS" = 0 ]
-}
-
-# wait_for SECONDS COMMAND...: polls every 0.1 s, bounded.
-wait_for() {
-	limit=$(($1 * 10))
-	shift
-	i=0
-	while [ "$i" -lt "$limit" ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
+# listening PORT [NS]: waits (10 s at most) until a TCP socket listens on
+# PORT in NS (the server namespace).
+listening() {
+	wait_for 10 ip netns exec "${2:-$NS_S}" sh -c "ss -ltn | grep -q ':$1 '"
 }
 
 make_topology() {
@@ -139,7 +110,7 @@ start_sshd() {
 	EOC
 	in_s /usr/sbin/sshd -D -e -f "$TMP/sshd_config" >"$TMP/sshd.log" 2>&1 &
 	PIDS="$PIDS $!"
-	wait_for 10 in_s sh -c "ss -ltn | grep -q ':22 '"
+	listening 22
 }
 
 # start_sink [PORT]: sink.py on PORT (2200) in the server namespace; every
@@ -148,7 +119,14 @@ start_sink() {
 	: >"$TMP/sink.bin"
 	in_s python3 "$TOP/tests/netns/sink.py" "${1:-2200}" "$TMP/sink.bin" 2>"$TMP/sink.err" &
 	PIDS="$PIDS $!"
-	wait_for 10 in_s sh -c "ss -ltn | grep -q ':${1:-2200} '"
+	listening "${1:-2200}"
+}
+
+# sink_lacks PATTERN: after a moment for the service to read what reached
+# it (0.3 s), nothing matching PATTERN is in $TMP/sink.bin.
+sink_lacks() {
+	sleep 0.3
+	! grep -q "$1" "$TMP/sink.bin"
 }
 
 # start_sshd2: a second sshd, same config, on port 2222 (for knock-mode
@@ -157,7 +135,7 @@ start_sshd2() {
 	in_s /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o Port=2222 -o PidFile="$TMP/sshd2.pid" \
 		>"$TMP/sshd2.log" 2>&1 &
 	PIDS="$PIDS $!"
-	wait_for 10 in_s sh -c "ss -ltn | grep -q ':2222 '"
+	listening 2222
 }
 
 # start_knockgw NS CONF: runs the daemon in the foreground, waits for ready.
@@ -212,7 +190,8 @@ key_file() {
 	echo "$f"
 }
 
-# The SPEC's knock-mode secret: its known answers (and Knock's) use it.
+# The knock-mode secret of the published known answers (Knock's own, and
+# tests/isn/cross_check.py's): the tests use the same one.
 SECRET="Magic secret string"
 
 # two_port_server_conf FILE [PROTECT]: the server side of the tests that
@@ -280,4 +259,164 @@ quiet_client_rsts() {
 # json FILE EXPR: evaluates a Python expression on the JSON in FILE (as j).
 json() {
 	python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# --- configurations -------------------------------------------------------
+
+# entry PORT [OPTIONS]: a protect entry for PORT, native mode, key "k";
+# OPTIONS are more of its settings (e.g. "integrity_len = 16;").
+entry() {
+	echo "{ port = $1; mode = \"native\"; keys = [ \"k\" ];${2:+ $2} }"
+}
+
+# key_conf FILE ENTRIES [SETTING...]: a server configuration with one key,
+# "k" ($K), the protect list ENTRIES (see entry), and each SETTING as one
+# more line.
+key_conf() {
+	kc_file=$1 kc_entries=$2
+	shift 2
+	{
+		for kc_line in "$@"; do echo "$kc_line"; done
+		echo "keys = ( { name = \"k\"; file = \"$K\"; } );"
+		echo "protect = ( $kc_entries );"
+	} >"$kc_file"
+}
+
+# start_server ENTRIES [SETTING...]: key_conf into $TMP/knockgw.conf, and
+# the server namespace's daemon started with it.
+start_server() {
+	key_conf "$TMP/knockgw.conf" "$@"
+	start_knockgw "$NS_S" "$TMP/knockgw.conf"
+}
+
+# knock_conf FILE [OPTIONS [SETTING...]]: a client configuration knocking
+# sshd's port 22 at $S4 and $S6, native mode with key "k" ($K), control
+# socket $TMP/client.sock; OPTIONS are more of each knock entry's settings,
+# each SETTING one more line.
+knock_conf() {
+	nc_file=$1 nc_opts=${2:+ $2}
+	shift
+	[ $# -eq 0 ] || shift
+	{
+		for nc_line in "$@"; do echo "$nc_line"; done
+		echo "control_socket = \"$TMP/client.sock\";"
+		echo "keys = ( { name = \"k\"; file = \"$K\"; } );"
+		echo "knock = ( { dst = \"$S4\"; port = 22; mode = \"native\"; key = \"k\";$nc_opts },"
+		echo "	  { dst = \"$S6\"; port = 22; mode = \"native\"; key = \"k\";$nc_opts } );"
+	} >"$nc_file"
+}
+
+# --- knocks ---------------------------------------------------------------
+
+# isn MODE KEY DST PORT TSVAL [ARGS...]: a knock's ISN (hex) from
+# knock-connect; KEY is a key file in native mode, the secret in knock mode;
+# ARGS are more of its options (--integrity-len N --payload-file F).
+isn() {
+	i_mode=$1 i_key=$2 i_dst=$3 i_port=$4 i_ts=$5
+	shift 5
+	if [ "$i_mode" = knock ]; then i_opt=--secret; else i_opt=--key-file; fi
+	"$KC" isn --mode "$i_mode" $i_opt "$i_key" --dst "$i_dst" --port "$i_port" --tsval "$i_ts" "$@"
+}
+
+# knock_gets FLAGS [KEYFILE [PORT [SRC DST [prober args...]]]]: true if a
+# fresh valid native knock (key $K, port 22, $C4 to $S4 unless given; its
+# TSval is its source port) is answered FLAGS (SA, RA, None: flags_of).
+# It runs probe in this shell, so each knock gets a new source port.
+knock_gets() {
+	kg_want=$1 kg_key=${2:-$K} kg_port=${3:-22} kg_src=${4:-$C4} kg_dst=${5:-$S4}
+	if [ $# -gt 5 ]; then shift 5; else set --; fi
+	kg_ts=$((SPORT + 1))
+	probe knock "$kg_src" "$kg_dst" "$kg_port" \
+		"$(isn native "$kg_key" "$kg_dst" "$kg_port" $kg_ts)" --tsval $kg_ts "$@"
+	answered knock "$kg_want"
+}
+
+# plain_gets FLAGS [PORT [SRC DST [prober args...]]]: likewise for a plain
+# SYN (ISN 01020304, no knock).
+plain_gets() {
+	pg_want=$1 pg_port=${2:-22} pg_src=${3:-$C4} pg_dst=${4:-$S4}
+	if [ $# -gt 4 ]; then shift 4; else set --; fi
+	probe plain "$pg_src" "$pg_dst" "$pg_port" 01020304 --tsval $((SPORT + 1)) "$@"
+	answered plain "$pg_want"
+}
+
+# answered OUT FLAGS: probe OUT's answer has FLAGS; if not, says what came.
+answered() {
+	an_got=$(flags_of "$1")
+	[ "$an_got" = "$2" ] && return 0
+	echo "# $1: $an_got, not $2"
+	return 1
+}
+
+# got_rst OUT: the connection prober.py connect or mitm.py send recorded in
+# $TMP/OUT.json was reset; acked_bytes OUT N: the server acknowledged
+# exactly N bytes of it.
+got_rst() { [ "$(json "$TMP/$1.json" "j['rst']")" = True ]; }
+acked_bytes() { [ "$(json "$TMP/$1.json" "j['max_ack']")" = "$2" ]; }
+
+# rst_alike A B [--silent-ok]: the answers in $TMP/A.json and $TMP/B.json
+# are equal field for field (rstcmp.py prints the differences).
+rst_alike() {
+	python3 "$TOP/tests/netns/rstcmp.py" ${3:-} "$TMP/$1.json" "$TMP/$2.json"
+}
+
+# tamper_first_byte PORT: from now on the client namespace's output rewrites
+# the first payload byte of each segment to PORT to 'X' (0x58), checksum
+# kept right, as a man in the middle could; untamper ends it.
+tamper_first_byte() {
+	in_c nft -f - <<-EOR
+	table inet tamper {
+		chain out {
+			type filter hook output priority 0; policy accept;
+			tcp dport $1 tcp flags & (syn | rst) == 0 @ih,0,8 set 0x58
+		}
+	}
+	EOR
+}
+untamper() { in_c nft delete table inet tamper; }
+
+# --- the daemon from outside ------------------------------------------------
+
+# has_table [NS]: table inet knockgw is installed in NS (the server's).
+has_table() { ip netns exec "${1:-$NS_S}" nft list table inet knockgw >/dev/null 2>&1; }
+no_table() { ! has_table "$@"; }
+
+# stop_knockgw [PID]: SIGTERM to the daemon (KGW_PID), and up to 5 s for it
+# to go.
+stop_knockgw() {
+	sk_pid=${1:-$KGW_PID}
+	kill "$sk_pid"
+	wait_for 5 sh -c "! kill -0 $sk_pid"
+}
+
+# sighup_refused: SIGHUP to the server daemon (KGW_PID); true once its log
+# has one more "reload refused" line, within 10 s.
+sighup_refused() {
+	sr_log=$TMP/knockgw-$NS_S.log
+	sr_before=$(grep -c 'reload refused' "$sr_log" || true)
+	kill -HUP "$KGW_PID"
+	wait_for 10 sh -c "[ \$(grep -c 'reload refused' '$sr_log') -gt $sr_before ]"
+}
+
+# strip: an nft listing on stdin without its counters and warnings.
+strip() { sed -e 's/counter packets [0-9]* bytes [0-9]* //' -e '/^# Warning/d'; }
+
+# csum_errors [NS]: the TCP InCsumErrors of NS, the server namespace by
+# default (RFC 4022 tcpInCsumErrors).
+csum_errors() {
+	ip netns exec "${1:-$NS_S}" awk '/^Tcp:/ { if (!n) { for (i = 1; i <= NF; i++)
+		if ($i == "InCsumErrors") c = i; n = 1 } else print $c }' /proc/net/snmp
+}
+
+# nmap_same TAG FILE: one row: nmap's output FILE shows ports 22 and 23 in
+# the same state; if not, the output follows.
+nmap_same() {
+	ns_22=$(awk '$1 == "22/tcp" { print $2 }' "$2")
+	ns_23=$(awk '$1 == "23/tcp" { print $2 }' "$2")
+	if [ -n "$ns_22" ] && [ "$ns_22" = "$ns_23" ]; then
+		ok "$1: 22 and 23 both '$ns_22'"
+	else
+		not_ok "$1: 22 is '$ns_22', 23 is '$ns_23'"
+		cat "$2"
+	fi
 }

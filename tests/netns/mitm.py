@@ -30,53 +30,34 @@ Every loop is bounded by count and time.
 import argparse
 import ipaddress
 import json
-import os
-import struct
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import prober  # noqa: E402
+import pktlib as pk
+from pktlib import ts_option
 
-F = prober.FLAGS
-
-
-def ts_option(tsval, tsecr):
-    return b"\x01\x01" + struct.pack("!BBII", 8, 10, tsval & 0xFFFFFFFF, tsecr)
+F = pk.FLAGS
 
 
 def handshake(w, a, sport, deadline, ack=True):
     """SYN, wait for the SYN-ACK, ACK it (unless not ack).  Returns (synack or None, rst seen)."""
-    syn = prober.tcp_segment(a.src, a.dst, sport, a.dport, a.isn, 0, F["S"],
-                             prober.syn_options(a.tsval))
-    w.send(a.dst, prober.ip_packet(a.src, a.dst, syn))
-    for ip in w.frames(deadline):
-        f = prober.parse(ip)
-        if not f or f["sport"] != a.dport or f["dport"] != sport:
-            continue
+    syn = pk.tcp_segment(a.src, a.dst, sport, a.dport, a.isn, 0, F["S"],
+                         pk.syn_options(a.tsval))
+    w.send(a.dst, pk.ip_packet(a.src, a.dst, syn))
+    for f in pk.replies(w, a.dst, sport, a.dport, deadline):
         if f["flags"] & F["R"]:
             return None, True
         if f["flags"] & F["S"] and f["flags"] & F["A"]:
             if ack:
-                seg = prober.tcp_segment(a.src, a.dst, sport, a.dport, a.isn + 1, f["seq"] + 1,
-                                         F["A"], ts_option(a.tsval + 1,
-                                                           prober.peer_tsval(f["opts"])))
-                w.send(a.dst, prober.ip_packet(a.src, a.dst, seg))
+                seg = pk.tcp_segment(a.src, a.dst, sport, a.dport, a.isn + 1, f["seq"] + 1,
+                                     F["A"], ts_option(a.tsval + 1, pk.peer_tsval(f["opts"])))
+                w.send(a.dst, pk.ip_packet(a.src, a.dst, seg))
             return f, False
     return None, False
 
 
-def frames_from(w, a, deadline):
-    """The server's segments of this connection until the deadline."""
-    for ip in w.frames(deadline):
-        f = prober.parse(ip)
-        if f and f["sport"] == a.dport and f["dport"] == a.sport:
-            yield f
-
-
 def cmd_send(a):
     fam = ipaddress.ip_address(a.dst).version
-    w = prober.Wire(a.iface, fam)
+    w = pk.Wire(a.iface, fam)
     deadline = time.monotonic() + a.timeout
     out = {"synack": None, "rst": False, "max_ack": None, "server_bytes": ""}
     synack, rst = handshake(w, a, a.sport, deadline, not a.late_ack)
@@ -85,21 +66,21 @@ def cmd_send(a):
         print(json.dumps(out))
         return
     out["synack"] = synack["flagstr"]
-    peer_ts = prober.peer_tsval(synack["opts"])
+    peer_ts = pk.peer_tsval(synack["opts"])
     rcv_nxt = (synack["seq"] + 1) & 0xFFFFFFFF
     sent = 0
     got = bytearray()
     # A guesser waits for what the service says first (a banner).
-    for f in frames_from(w, a, min(deadline, time.monotonic() + a.wait)):
+    for f in pk.replies(w, a.dst, a.sport, a.dport, min(deadline, time.monotonic() + a.wait)):
         if f["flags"] & F["R"]:
             out["rst"] = True
         payload = bytes.fromhex(f["payload"])
         if payload:
             got += payload
             rcv_nxt = (f["seq"] + len(payload)) & 0xFFFFFFFF
-            w.send(a.dst, prober.ip_packet(a.src, a.dst, prober.tcp_segment(
+            w.send(a.dst, pk.ip_packet(a.src, a.dst, pk.tcp_segment(
                 a.src, a.dst, a.sport, a.dport, a.isn + 1, rcv_nxt, F["A"],
-                ts_option(a.tsval + 1, prober.peer_tsval(f["opts"])))))
+                ts_option(a.tsval + 1, pk.peer_tsval(f["opts"])))))
     for step in a.step:
         how, path = step.split(":", 1)
         data = open(path, "rb").read()
@@ -107,58 +88,46 @@ def cmd_send(a):
         opts = ts_option(tsval, peer_ts)
         if how == "md5":
             opts += b"\x13\x12" + bytes(range(16))
-        seg = prober.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn + 1, rcv_nxt,
-                                 F["A"] | F["P"], opts, data)
-        w.send(a.dst, prober.ip_packet(a.src, a.dst, seg))
+        seg = pk.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn + 1, rcv_nxt,
+                             F["A"] | F["P"], opts, data)
+        w.send(a.dst, pk.ip_packet(a.src, a.dst, seg))
         sent = max(sent, len(data))
         time.sleep(0.05)
-    for f in frames_from(w, a, deadline):
-        if f["flags"] & F["R"]:
-            out["rst"] = True
-            break
-        if f["flags"] & F["A"]:
-            rel = (f["ack"] - a.isn - 1) & 0xFFFFFFFF
-            if rel < 1 << 31 and (out["max_ack"] is None or rel > out["max_ack"]):
-                out["max_ack"] = rel
+    for f in pk.tracked(pk.replies(w, a.dst, a.sport, a.dport, deadline), out, a.isn):
         payload = bytes.fromhex(f["payload"])
         if payload:
             got += payload
             rcv_nxt = (f["seq"] + len(payload)) & 0xFFFFFFFF
-            ack = prober.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn + 1 + sent, rcv_nxt,
-                                     F["A"], ts_option(a.tsval + 2, prober.peer_tsval(f["opts"])))
-            w.send(a.dst, prober.ip_packet(a.src, a.dst, ack))
+            ack = pk.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn + 1 + sent, rcv_nxt,
+                                 F["A"], ts_option(a.tsval + 2, pk.peer_tsval(f["opts"])))
+            w.send(a.dst, pk.ip_packet(a.src, a.dst, ack))
     out["server_bytes"] = got.hex()
     print(json.dumps(out))
 
 
 def cmd_syndata(a):
     fam = ipaddress.ip_address(a.dst).version
-    w = prober.Wire(a.iface, fam)
+    w = pk.Wire(a.iface, fam)
     data = open(a.data_file, "rb").read()
-    syn = prober.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn, 0, F["S"],
-                             prober.syn_options(a.tsval), data)
-    w.send(a.dst, prober.ip_packet(a.src, a.dst, syn))
-    ans = None
-    for ip in w.frames(time.monotonic() + a.timeout):
-        f = prober.parse(ip)
-        if f and f["sport"] == a.dport and f["dport"] == a.sport:
-            ans = f["flagstr"]
-            break
-    print(json.dumps({"answer": ans}))
+    syn = pk.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn, 0, F["S"],
+                         pk.syn_options(a.tsval), data)
+    w.send(a.dst, pk.ip_packet(a.src, a.dst, syn))
+    f = next(pk.replies(w, a.dst, a.sport, a.dport, time.monotonic() + a.timeout), None)
+    print(json.dumps({"answer": f and f["flagstr"]}))
 
 
 def cmd_hold(a):
     fam = ipaddress.ip_address(a.dst).version
-    w = prober.Wire(a.iface, fam)
+    w = pk.Wire(a.iface, fam)
     deadline = time.monotonic() + a.timeout
     ports = [a.sport_base + i for i in range(a.flows)]
     for p in ports:
-        syn = prober.tcp_segment(a.src, a.dst, p, a.dport, a.isn, 0, F["S"],
-                                 prober.syn_options(a.tsval))
-        w.send(a.dst, prober.ip_packet(a.src, a.dst, syn))
+        syn = pk.tcp_segment(a.src, a.dst, p, a.dport, a.isn, 0, F["S"],
+                             pk.syn_options(a.tsval))
+        w.send(a.dst, pk.ip_packet(a.src, a.dst, syn))
     synacks = {}
     for ip in w.frames(deadline):
-        f = prober.parse(ip)
+        f = pk.parse(ip)
         if not f or f["sport"] != a.dport or f["dport"] not in ports:
             continue
         if f["flags"] & F["S"] and f["flags"] & F["A"] and f["dport"] not in synacks:
@@ -166,14 +135,14 @@ def cmd_hold(a):
         if len(synacks) == len(ports):
             break
     for p, f in synacks.items():
-        ts = ts_option(a.tsval + 1, prober.peer_tsval(f["opts"]))
+        ts = ts_option(a.tsval + 1, pk.peer_tsval(f["opts"]))
         nxt = (f["seq"] + 1) & 0xFFFFFFFF
-        w.send(a.dst, prober.ip_packet(a.src, a.dst, prober.tcp_segment(
+        w.send(a.dst, pk.ip_packet(a.src, a.dst, pk.tcp_segment(
             a.src, a.dst, p, a.dport, a.isn + 1, nxt, F["A"], ts)))
         for k in range(a.segs):
-            seg = prober.tcp_segment(a.src, a.dst, p, a.dport, a.isn + 1 + a.skip + 2 * k, nxt,
-                                     F["A"] | F["P"], ts, b"x")
-            w.send(a.dst, prober.ip_packet(a.src, a.dst, seg))
+            seg = pk.tcp_segment(a.src, a.dst, p, a.dport, a.isn + 1 + a.skip + 2 * k, nxt,
+                                 F["A"] | F["P"], ts, b"x")
+            w.send(a.dst, pk.ip_packet(a.src, a.dst, seg))
     print(json.dumps({"synacks": len(synacks), "flows": a.flows}))
 
 

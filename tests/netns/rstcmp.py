@@ -15,19 +15,14 @@ any.
 import json
 import sys
 
+from pktlib import options
+
 
 def mask_ip_times(hexopts):
     """IPv4 options with every recorded timestamp replaced by TTTTTTTT."""
     o = bytearray.fromhex(hexopts)
-    i = 0
-    while i < len(o):
-        if o[i] == 0:
-            break
-        if o[i] == 1 or i + 1 >= len(o) or o[i + 1] < 2:
-            i += 1
-            continue
-        ln = o[i + 1]
-        if o[i] == 68 and ln >= 4:
+    for i, kind, ln in list(options(bytes(o))):
+        if kind == 68 and ln >= 4:
             ptr, flag = o[i + 2], o[i + 3] & 15
             step = 4 if flag == 0 else 8
             first = 4 if flag == 0 else 8
@@ -35,7 +30,6 @@ def mask_ip_times(hexopts):
             while j + 4 <= min(ptr - 1, ln):
                 o[i + j:i + j + 4] = b"\xee" * 4
                 j += step
-        i += ln
     return o.hex().replace("eeeeeeee", "TTTTTTTT")
 
 

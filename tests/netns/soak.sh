@@ -64,7 +64,7 @@ for port in 2223 8080; do
 	PIDS="$PIDS $!"
 done
 for port in 2222 2223 8080; do
-	wait_for 10 in_s sh -c "ss -ltn | grep -q ':$port '"
+	listening $port
 done
 
 K=$(key_file k)
@@ -87,8 +87,7 @@ start cu
 
 head -c "$XFER_BYTES" /dev/urandom >"$TMP/src.bin"
 WANT=$(sha256sum <"$TMP/src.bin" | cut -d' ' -f1)
-OPTS="-o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-	-o ConnectTimeout=20 -o ServerAliveInterval=5 -o ServerAliveCountMax=6 -i $TMP/userkey"
+OPTS="$SSH_OPTS -o ConnectTimeout=20 -o ServerAliveInterval=5 -o ServerAliveCountMax=6"
 START=$(date +%s)
 DEADLINE=$((START + SOAK_SECONDS))
 
@@ -239,10 +238,6 @@ UNPROT=$(count '^8080 connected' "$TMP/unknocked.txt")
 check "unknocked connections to the unprotected port worked ($UNPROT)" [ "$UNPROT" -ge 1 ]
 # What the client role rewrote (SYNs, and everything on the user path) and
 # what came back must have had right TCP checksums, as each kernel saw them.
-csum_errors() { # NS -> TCP InCsumErrors of that namespace (RFC 4022 tcpInCsumErrors)
-	ip netns exec "$1" awk '/^Tcp:/ { if (!n) { for (i = 1; i <= NF; i++)
-		if ($i == "InCsumErrors") c = i; n = 1 } else print $c }' /proc/net/snmp
-}
 CSUM="server $(csum_errors "$NS_S"), kernel-path client $(csum_errors "$NS_C"), user-path client $(csum_errors "$NS_U")"
 check "no TCP checksum errors in any namespace ($CSUM)" \
 	[ "$(csum_errors "$NS_S")$(csum_errors "$NS_C")$(csum_errors "$NS_U")" = 000 ]

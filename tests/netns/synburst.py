@@ -9,16 +9,13 @@ prints it).  The i-th SYN goes from port sport-base + i with that TSVAL and
 ISN; all are sent before any answer is read, so a table the daemon fills
 fills in this order.  Prints JSON: how many were sent, the count of answers
 by their flags ("SA", "RA", "none"), and the flags in sending order.  Uses
-prober.py's packet builders; bounded by the number of lines and the timeout.
+pktlib.py's packet builders; bounded by the number of lines and the timeout.
 """
 import argparse
 import json
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import prober  # noqa: E402
+import pktlib
 
 
 def main():
@@ -33,15 +30,15 @@ def main():
     a = p.parse_args()
     pairs = [line.split() for line in open(a.list) if line.strip()]
     fam = 6 if ":" in a.dst else 4
-    w = prober.Wire(a.iface, fam)
+    w = pktlib.Wire(a.iface, fam)
     for i, (tsval, isn) in enumerate(pairs):
-        seg = prober.tcp_segment(a.src, a.dst, a.sport_base + i, a.dport, int(isn, 16), 0,
-                                 prober.FLAGS["S"], prober.syn_options(int(tsval)))
-        w.send(a.dst, prober.ip_packet(a.src, a.dst, seg))
+        seg = pktlib.tcp_segment(a.src, a.dst, a.sport_base + i, a.dport, int(isn, 16), 0,
+                                 pktlib.FLAGS["S"], pktlib.syn_options(int(tsval)))
+        w.send(a.dst, pktlib.ip_packet(a.src, a.dst, seg))
     flags = [None] * len(pairs)
     deadline = time.monotonic() + a.timeout
     for ip in w.frames(deadline):
-        f = prober.parse(ip)
+        f = pktlib.parse(ip)
         if not f or f["src"] != a.dst or f["sport"] != a.dport:
             continue
         i = f["dport"] - a.sport_base
