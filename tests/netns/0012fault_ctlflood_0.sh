@@ -37,19 +37,8 @@ start_knockgw "$NS_S" "$TMP/knockgw.conf"
 LOG=$TMP/knockgw-$NS_S.log
 
 SPORT=45000
-probe() { # SEQ TSVAL -> FLAGS (in this shell: SPORT must advance)
-	SPORT=$((SPORT + 1))
-	in_c $PROBER probe --iface vc --src $C4 --dst $S4 --sport $SPORT --dport 22 \
-		--seq "$1" --tsval "$2" >"$TMP/probe.json"
-	FLAGS=$(json "$TMP/probe.json" "(j['answer'] or {}).get('flagstr')")
-}
-serving() { # a fresh knock gets SYN-ACK, a plain SYN the closed-port RST
-	probe "0x$("$KC" isn --mode native --key-file "$K" --dst $S4 --port 22 --tsval $SPORT)" \
-		$SPORT
-	[ "$FLAGS" = SA ] || return 1
-	probe 0x0badc0de $SPORT
-	[ "$FLAGS" = RA ]
-}
+# a fresh knock gets SYN-ACK, a plain SYN the closed-port RST (lib.sh)
+serving() { knock_gets SA && plain_gets RA; }
 query_ok() {
 	[ "$(in_s "$CTLREQ" "$SOCK" "QUERY 198.51.100.7 22" 2>/dev/null)" = "OK knock integrity=0" ]
 }
