@@ -120,7 +120,11 @@ static void *worker_main(void *arg)
 		}
 		if (pfd[1].revents & POLLIN)
 			drain(w->wake_fd);
-		if (!(pfd[0].revents & (POLLIN | POLLERR)))
+		/*
+		 * Errors too: nfqueue_recv() counts ENOBUFS and survives it,
+		 * and reports what it cannot survive (a socket gone: POLLNVAL).
+		 */
+		if (!(pfd[0].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)))
 			continue;
 		mono = now_ms(CLOCK_MONOTONIC);
 		w->srv.mono = w->cli.mono = mono / 1000;
