@@ -344,9 +344,11 @@ static int parse_port(struct stats *s, const char *rest)
 		*sp = '\0';
 		p.integrity = true;
 	}
-	if (strlen(mode) >= sizeof(p.mode))
+	size_t len = strlen(mode);
+
+	if (len >= sizeof(p.mode))
 		return -EINVAL;
-	snprintf(p.mode, sizeof(p.mode), "%s", mode);
+	memcpy(p.mode, mode, len + 1);
 	p.port = (uint16_t)port;
 	s->port[n] = p;
 	return 0;
