@@ -1,8 +1,10 @@
 /*
  * log.c - stderr or syslog, after OpenBSD's log.c.
  *
- * The only state is where messages go and the level: set once at startup by
- * log_init() (and log_setlevel() on reload), before any thread starts.
+ * The only state is where messages go, set once by log_init() before any
+ * thread starts, and the level, which a reload changes while the queue
+ * threads log: it is read and written atomically (relaxed: a message near
+ * the switch may go by either level, nothing else depends on it).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,29 +14,29 @@
 #include "log.h"
 
 static int log_to_stderr = 1;
-static int log_level = LOG_INFO;
+static int log_level = LOG_INFO;	/* __atomic_* only */
 
 void log_init(int foreground, int level, const char *ident)
 {
 	log_to_stderr = foreground;
-	log_level = level;
+	__atomic_store_n(&log_level, level, __ATOMIC_RELAXED);
 	if (!foreground)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
 void log_setlevel(int level)
 {
-	log_level = level;
+	__atomic_store_n(&log_level, level, __ATOMIC_RELAXED);
 }
 
 int log_getlevel(void)
 {
-	return log_level;
+	return __atomic_load_n(&log_level, __ATOMIC_RELAXED);
 }
 
 static void vlog(int pri, const char *fmt, va_list ap)
 {
-	if (pri > log_level)
+	if (pri > log_getlevel())
 		return;
 	if (log_to_stderr) {
 		vfprintf(stderr, fmt, ap);
@@ -52,7 +54,7 @@ static void vlog_errno(int pri, const char *fmt, va_list ap)
 	char msg[1024];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (pri <= log_level) {
+	if (pri <= log_getlevel()) {
 		if (log_to_stderr) {
 			fprintf(stderr, "%s: %s\n", msg, strerror(saved));
 			fflush(stderr);
@@ -102,7 +104,7 @@ void log_peer(struct log_ratelimit *rl, uint64_t now, int level, const char *fmt
 {
 	va_list ap;
 
-	if (level > log_level)
+	if (level > log_getlevel())
 		return;
 	if (now >= rl->window_start + rl->interval) {
 		if (rl->suppressed)

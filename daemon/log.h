@@ -6,6 +6,10 @@
  * startup and broken invariants only, never for packet content.  Messages a
  * peer can trigger go through log_peer(), which is debug level and rate
  * limited, and each one is also a counter somewhere.  Never pass a secret.
+ *
+ * Threads: every function may be called from any thread.  log_init() runs
+ * once, before any thread starts; the level is atomic, so log_setlevel() (a
+ * reload, in the main thread) may run while queue threads log.
  */
 #ifndef KNOCKGW_LOG_H
 #define KNOCKGW_LOG_H

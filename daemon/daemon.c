@@ -1,0 +1,602 @@
+/*
+ * daemon.c - start, the event loop, stop (see daemon.h for the contract).
+ */
+#include <errno.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "ctnl.h"
+#include "daemon.h"
+#include "reload.h"
+#include "stats.h"
+
+enum {
+	STATUS_EVERY_MS = 2000,		/* STATUS= refresh for systemd */
+	TABLE_CHECK_MS = 2000,		/* how often the table's presence is checked */
+	EVENTS_MAX = 8,
+};
+
+/* What woke the main loop: the epoll data of each descriptor. */
+enum event {
+	EV_SIGNAL,
+	EV_CTL,
+	EV_NOTIFY,
+	EV_STATUS,
+	EV_TABLE,
+	EV_WATCHDOG,
+	EV_RELOAD,
+	EV_CTL_TIMER,
+};
+
+uint64_t daemon_now_ms(int clock_id)
+{
+	struct timespec ts;
+
+	clock_gettime((clockid_t)clock_id, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void daemon_arm_timer(int fd, uint64_t ms, uint64_t interval_ms)
+{
+	struct itimerspec its = {
+		.it_value = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 },
+		.it_interval = { (time_t)(interval_ms / 1000), (long)(interval_ms % 1000) * 1000000 },
+	};
+
+	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL) < 0)
+		log_warn("cannot arm a timer");
+}
+
+struct conf *daemon_load_conf(const char *path, bool to_log)
+{
+	struct conf *c = calloc(1, sizeof(*c));
+	struct conf_errors *errs = calloc(1, sizeof(*errs));
+
+	if (!c || !errs) {
+		fprintf(stderr, "knockgw: out of memory\n");
+		free(c);
+		free(errs);
+		return NULL;
+	}
+	if (conf_load(path, c, errs) < 0) {
+		for (size_t i = 0; i < errs->n; i++) {
+			if (to_log)
+				log_warnx("%s", errs->msg[i]);
+			else
+				fprintf(stderr, "%s\n", errs->msg[i]);
+		}
+		if (errs->overflow) {
+			if (to_log)
+				log_warnx("%s: too many errors, stopped", path);
+			else
+				fprintf(stderr, "%s: too many errors, stopped\n", path);
+		}
+		free(c);
+		c = NULL;
+	}
+	free(errs);
+	return c;
+}
+
+void daemon_free_conf(struct conf *c)
+{
+	if (c) {
+		conf_free(c);	/* wipes the keyring */
+		free(c);
+	}
+}
+
+/* ------------------------------------------------------------ counters */
+
+static void snapshot(struct knockgw *kg, struct stats *s)
+{
+	const struct conf *c = kg->conf;
+
+	memset(s, 0, sizeof(*s));
+	stats_set_conf(s, c);
+	snprintf(s->queue_kind, sizeof(s->queue_kind), "%s",
+		 kg->queue_kind == NFT_QUEUE_NATIVE ? "native" : "xtables compat");
+	s->queue_first = c->queue_num;
+	s->queue_last = c->queue_num + kg->workers.n - 1;
+	if (kg->workers_open)
+		workers_stats(&kg->workers, s);
+	if (kg->ctl_open)
+		ctl_counters_foreach(&kg->ctl, stats_add_ctl, s);
+	s->uptime_s = (daemon_now_ms(CLOCK_MONOTONIC) - kg->started_ms) / 1000;
+	s->reloads = kg->reloads;
+	s->reloads_refused = kg->reloads_refused;
+	s->table_restores = kg->table_restores;
+	s->generation = __atomic_load_n(&kg->workers.gen, __ATOMIC_ACQUIRE);
+	s->replay_entries = replay_count(&kg->replay);
+	s->intents = kg->intents ? intent_count(kg->intents) : 0;
+}
+
+static void log_line(const char *line, void *arg)
+{
+	(void)arg;
+	log_info("%s", line);
+}
+
+static void log_counters(struct knockgw *kg)
+{
+	struct stats *s = malloc(sizeof(*s));
+
+	if (!s) {
+		log_warnx("out of memory: no counters");
+		return;
+	}
+	snapshot(kg, s);
+	stats_log(s, log_line, NULL);
+	free(s);
+}
+
+/* `knockgw status`: the STATUS reply, in ctl_handle(). */
+static void status_report(FILE *out, void *arg)
+{
+	struct stats *s = malloc(sizeof(*s));
+
+	if (!s)
+		return;
+	snapshot(arg, s);
+	stats_status(s, out);
+	free(s);
+}
+
+/* The one-line summary systemd shows. */
+static void notify_status(struct knockgw *kg)
+{
+	struct stats *s = malloc(sizeof(*s));
+	char line[400];
+
+	if (!s)
+		return;
+	snapshot(kg, s);
+	snprintf(line, sizeof(line), "STATUS=");
+	stats_summary(s, line + 7, sizeof(line) - 7);
+	sd_notify(0, line);
+	free(s);
+}
+
+/* ------------------------------------------------------- capabilities */
+
+/*
+ * After setup the daemon needs CAP_NET_ADMIN only (queue verdicts, nft
+ * reloads, conntrack entries, SOCK_DESTROY); the raw sockets are open, so
+ * CAP_NET_RAW goes too.  Capabilities are per thread: this runs before the
+ * workers start, and they inherit the reduced set.
+ *
+ * What holds the line is no_new_privs together with permitted, effective,
+ * inheritable and ambient reduced to CAP_NET_ADMIN: no execve can then
+ * give back more than the permitted set (not even to uid 0), and nothing
+ * else raises a capability.  The bounding set only limits what an execve
+ * may grant, so shrinking it is a second lock on the same door; it takes
+ * CAP_SETPCAP, which a service manager that already bounded the set (our
+ * own unit: CAP_NET_ADMIN CAP_NET_RAW) does not leave us.  Then the
+ * capabilities still in it stay there, *ret_kept says how many, and the
+ * daemon runs: refusing to start under its own unit protects nothing.
+ */
+static int drop_capabilities(int *ret_kept)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+	bool setpcap;
+	int kept = 0;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	setpcap = data[CAP_TO_INDEX(CAP_SETPCAP)].effective & CAP_TO_MASK(CAP_SETPCAP);
+	/* Up to the running kernel's last capability, which may be newer than ours. */
+	for (int cap = 0; cap < 64; cap++) {
+		int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+
+		if (r < 0 && errno == EINVAL)
+			break;
+		if (r < 0)
+			return -errno;
+		if (r == 0 || cap == CAP_NET_ADMIN)
+			continue;
+		if (!setpcap) {
+			kept++;
+			continue;
+		}
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			return -errno;
+	}
+	memset(data, 0, sizeof(data));
+	data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective = CAP_TO_MASK(CAP_NET_ADMIN);
+	data[CAP_TO_INDEX(CAP_NET_ADMIN)].permitted = CAP_TO_MASK(CAP_NET_ADMIN);
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
+	/* capset() already emptied the ambient set (it cannot exceed inheritable). */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	*ret_kept = kept;
+	return 0;
+}
+
+/* --------------------------------------------------------------- table */
+
+static bool is_knock_dst(int family, const uint8_t *dst, uint16_t port, const void *arg)
+{
+	return conf_find_knock(arg, family, dst, port) != NULL;
+}
+
+/*
+ * On stop the table goes, except when translated client flows are still
+ * open: conntrack, and with it their sequence adjustment, runs in a
+ * namespace only while some rule uses it.  Then a keeper table stays (no
+ * knocking, no refusing), which the next start replaces.  The count takes
+ * a conntrack socket of its own: the queue threads still run theirs.
+ */
+static void remove_table(struct knockgw *kg)
+{
+	const struct conf *c = kg->conf;
+	char err[512];
+	long open = 0;
+
+	if (c->nknock > 0) {
+		struct ctnl *ct = ctnl_open();
+
+		if (ct) {
+			open = ctnl_count_translated(ct, is_knock_dst, c);
+			ctnl_close(ct);
+		}
+	}
+	if (open > 0) {
+		if (nftrules_install_keeper(c, kg->queue_kind, err, sizeof(err)) == 0) {
+			log_notice("%ld translated connection(s) still open: table inet %s keeps "
+				   "only what they need (conntrack%s); the next start replaces it, "
+				   "`nft delete table inet %s` removes it", open, c->table,
+				   c->translate == TRANSLATE_USER ? ", queueing their packets" : "",
+				   c->table);
+			return;
+		}
+		log_warnx("cannot leave the keeper table: %s; deleting the table", err);
+	}
+	if (nftrules_remove(c->table) < 0)
+		log_warnx("cannot delete table inet %s", c->table);
+}
+
+/*
+ * Someone deleted our table (nft flush ruleset, a careless script): the
+ * protected ports would be open and the client would stop knocking.  Put
+ * it back, and say so; if that fails, stop serving rather than pretend.
+ */
+static void check_table(struct knockgw *kg)
+{
+	char err[512];
+	int r = nftrules_present(kg->conf->table);
+
+	if (r < 0) {	/* could not tell: ask again at the next check */
+		log_peer(&kg->rl_table, daemon_now_ms(CLOCK_MONOTONIC) / 1000, LOG_WARNING,
+			 "cannot check table inet %s: %s", kg->conf->table, strerror(-r));
+		return;
+	}
+	if (r > 0)
+		return;
+	log_warnx("table inet %s disappeared; installing it again", kg->conf->table);
+	kg->table_restores++;
+	/*
+	 * Stopping would not hide the ports again (there is no table either
+	 * way) and would exit 0, which Restart=on-failure leaves down: keep
+	 * the queues bound and try again at the next check.
+	 */
+	if (nftrules_install(kg->conf, kg->queue_kind, err, sizeof(err)) < 0)
+		log_warnx("cannot restore table inet %s: %s; trying again in %d s",
+			  kg->conf->table, err, TABLE_CHECK_MS / 1000);
+}
+
+/* ------------------------------------------------------------- control */
+
+/*
+ * ctl_handle() must also run when a client's deadline passes (it drops
+ * silent clients then).  Every deadline ctl sets is CTL_TIMEOUT_MS after
+ * the ctl_handle() call that set it, so the loop keeps the due times of
+ * those calls, in order, in a ring, and a one-shot timer for the first.
+ * When the ring is full the newest entry is moved later, never dropped:
+ * a deadline is served late under a flood of connections, never missed.
+ */
+static void ctl_rearm(struct knockgw *kg)
+{
+	uint64_t now = daemon_now_ms(CLOCK_MONOTONIC), due = 0;
+	const unsigned cap = sizeof(kg->ctl_due) / sizeof(kg->ctl_due[0]);
+
+	while (kg->ctl_n > 0 && kg->ctl_due[kg->ctl_head] <= now) {
+		kg->ctl_head = (kg->ctl_head + 1) % cap;
+		kg->ctl_n--;
+	}
+	if (kg->ctl_n > 0)
+		due = kg->ctl_due[kg->ctl_head];
+	/* Accepting was paused for want of descriptors: resume on time. */
+	if (kg->ctl.paused_until_ms && (due == 0 || kg->ctl.paused_until_ms < due))
+		due = kg->ctl.paused_until_ms;
+	daemon_arm_timer(kg->ctl_timer, due == 0 ? 0 : due > now ? due - now : 1, 0);
+}
+
+static void ctl_event(struct knockgw *kg, bool activity)
+{
+	const unsigned cap = sizeof(kg->ctl_due) / sizeof(kg->ctl_due[0]);
+
+	ctl_handle(&kg->ctl, kg->conf, kg->intents, daemon_now_ms(CLOCK_MONOTONIC) / 1000,
+		   status_report, kg);
+	if (activity) {
+		/* Taken after the call: no deadline it set is later. */
+		uint64_t due = daemon_now_ms(CLOCK_MONOTONIC) + CTL_TIMEOUT_MS + 1;
+
+		if (kg->ctl_n == cap)
+			kg->ctl_due[(kg->ctl_head + cap - 1) % cap] = due;
+		else if (kg->ctl_n == 0 || kg->ctl_due[(kg->ctl_head + kg->ctl_n - 1) % cap] != due)
+			kg->ctl_due[(kg->ctl_head + kg->ctl_n++) % cap] = due;
+	}
+	ctl_rearm(kg);
+}
+
+/* ----------------------------------------------------------- the loop */
+
+static int add_fd(struct knockgw *kg, int fd, enum event ev)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.u32 = ev };
+
+	if (fd < 0 || epoll_ctl(kg->epoll_fd, EPOLL_CTL_ADD, fd, &e) < 0)
+		return -errno;
+	return 0;
+}
+
+static int new_timer(struct knockgw *kg, int *fd, enum event ev)
+{
+	*fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	return add_fd(kg, *fd, ev);
+}
+
+/* Blocks the signals in this thread, and in every thread started later. */
+static int open_loop(struct knockgw *kg)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	kg->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (kg->epoll_fd < 0)
+		return -errno;
+	kg->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	kg->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (add_fd(kg, kg->signal_fd, EV_SIGNAL) < 0 || add_fd(kg, kg->notify_fd, EV_NOTIFY) < 0 ||
+	    new_timer(kg, &kg->status_timer, EV_STATUS) < 0 ||
+	    new_timer(kg, &kg->table_timer, EV_TABLE) < 0 ||
+	    new_timer(kg, &kg->watchdog_timer, EV_WATCHDOG) < 0 ||
+	    new_timer(kg, &kg->reload_timer, EV_RELOAD) < 0 ||
+	    new_timer(kg, &kg->ctl_timer, EV_CTL_TIMER) < 0)
+		return -errno;
+	return 0;
+}
+
+static void close_loop(struct knockgw *kg)
+{
+	int *fds[] = { &kg->epoll_fd, &kg->signal_fd, &kg->notify_fd, &kg->status_timer,
+		       &kg->table_timer, &kg->watchdog_timer, &kg->reload_timer, &kg->ctl_timer };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+static void drain(int fd)
+{
+	uint64_t v;
+
+	while (read(fd, &v, sizeof(v)) == sizeof(v))
+		;
+}
+
+/* Returns false when the loop should end. */
+static bool on_signal(struct knockgw *kg)
+{
+	struct signalfd_siginfo si;
+	bool run = true;
+
+	while (read(kg->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGUSR1:
+			log_counters(kg);
+			break;
+		case SIGHUP:
+			reload_start(kg);
+			break;
+		default:
+			run = false;
+			break;
+		}
+	}
+	return run;
+}
+
+/* Until a stop signal (0) or a failed queue thread (its -errno). */
+static int loop(struct knockgw *kg, uint64_t wd_usec)
+{
+	for (;;) {
+		struct epoll_event ev[EVENTS_MAX];
+		int n = epoll_wait(kg->epoll_fd, ev, EVENTS_MAX, -1);
+
+		if (n < 0 && errno != EINTR) {
+			log_warn("epoll_wait");
+			return -errno;
+		}
+		for (int i = 0; i < n; i++) {
+			switch ((enum event)ev[i].data.u32) {
+			case EV_SIGNAL:
+				if (!on_signal(kg))
+					return 0;
+				break;
+			case EV_CTL:
+				ctl_event(kg, true);
+				break;
+			case EV_CTL_TIMER:
+				drain(kg->ctl_timer);
+				ctl_event(kg, false);
+				break;
+			case EV_NOTIFY:
+				drain(kg->notify_fd);
+				if (workers_error(&kg->workers))
+					return workers_error(&kg->workers);
+				reload_progress(kg);
+				break;
+			case EV_STATUS:
+				drain(kg->status_timer);
+				notify_status(kg);
+				break;
+			case EV_TABLE:
+				drain(kg->table_timer);
+				check_table(kg);
+				break;
+			case EV_WATCHDOG:
+				drain(kg->watchdog_timer);
+				/* Only while every queue thread is making rounds. */
+				if (workers_alive(&kg->workers, daemon_now_ms(CLOCK_MONOTONIC),
+						  wd_usec / 2000))
+					sd_notify(0, "WATCHDOG=1");
+				break;
+			case EV_RELOAD:
+				drain(kg->reload_timer);
+				reload_timeout(kg);
+				break;
+			}
+		}
+	}
+}
+
+static int start(struct knockgw *kg)
+{
+	char err[512];
+	int kept = 0, r;
+
+	if (nftrules_probe(&kg->queue_kind) < 0) {
+		log_warnx("this kernel has neither the nft queue expression nor the xtables "
+			  "NFQUEUE target; cannot run");
+		return -ENOTSUP;
+	}
+	log_info("using the %s queue",
+		 kg->queue_kind == NFT_QUEUE_NATIVE ? "native nft" : "xtables NFQUEUE (nft compat)");
+	if (replay_init(&kg->replay, kg->conf->max_replay) < 0) {
+		log_warnx("cannot allocate the replay table");
+		return -ENOMEM;
+	}
+	kg->intents = intent_new(kg->conf->max_flows);
+	if (!kg->intents) {
+		log_warnx("cannot allocate the intent table");
+		return -ENOMEM;
+	}
+	kg->workers_open = true;
+	r = workers_open(&kg->workers, kg->conf, &kg->replay, kg->intents, kg->notify_fd);
+	if (r < 0)
+		return r;
+	if (ctl_open(&kg->ctl, kg->conf->control_socket) < 0) {
+		log_warn("cannot open the control socket %s", kg->conf->control_socket);
+		return -EIO;
+	}
+	kg->ctl_open = true;
+	if (add_fd(kg, ctl_fd(&kg->ctl), EV_CTL) < 0)
+		return -errno;
+	r = drop_capabilities(&kept);
+	if (r < 0) {
+		errno = -r;
+		log_warn("cannot drop capabilities");
+		return r;
+	}
+	if (kept > 0)
+		log_info("capabilities: CAP_NET_ADMIN only; %d other(s) stay in the bounding set "
+			 "(no CAP_SETPCAP to remove them), out of reach under no_new_privs", kept);
+	else
+		log_info("capabilities: CAP_NET_ADMIN only, the bounding set too");
+	r = workers_start(&kg->workers);
+	if (r < 0)
+		return r;
+	if (kg->conf->rules_manage) {
+		if (nftrules_install(kg->conf, kg->queue_kind, err, sizeof(err)) < 0) {
+			log_warnx("cannot install table inet %s: %s", kg->conf->table, err);
+			return -EIO;
+		}
+		kg->table_installed = true;
+	}
+	return 0;
+}
+
+int daemon_run(struct knockgw *kg)
+{
+	uint64_t wd_usec = 0;
+	int ret = 1, r;
+
+	kg->epoll_fd = kg->signal_fd = kg->notify_fd = -1;
+	kg->status_timer = kg->table_timer = kg->watchdog_timer = -1;
+	kg->reload_timer = kg->ctl_timer = -1;
+	kg->started_ms = daemon_now_ms(CLOCK_MONOTONIC);
+	kg->rl_table = (struct log_ratelimit){ .interval = 60, .burst = 1 };
+	if (open_loop(kg) < 0) {
+		log_warn("cannot set up the event loop");
+		goto out;
+	}
+	if (start(kg) < 0)
+		goto out;
+	log_info("ready: %zu protected port(s), %zu knock destination(s), %u queue(s) from %u",
+		 kg->conf->nprotect, kg->conf->nknock, kg->workers.n, kg->conf->queue_num);
+	sd_notify(0, "READY=1");
+	daemon_arm_timer(kg->status_timer, 1, STATUS_EVERY_MS);
+	if (kg->table_installed)
+		daemon_arm_timer(kg->table_timer, TABLE_CHECK_MS, TABLE_CHECK_MS);
+	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec >= 2000)
+		daemon_arm_timer(kg->watchdog_timer, 1, wd_usec / 2000);
+	else
+		wd_usec = 0;
+	r = loop(kg, wd_usec);
+	ret = r == 0 ? 0 : 1;
+out:
+	sd_notify(0, "STOPPING=1");
+	if (kg->table_installed && ret == 0) {
+		remove_table(kg);
+	} else if (kg->table_installed) {
+		/*
+		 * An error stop (a queue that failed): deleting the table would
+		 * open every protected port until the next start, and with
+		 * Restart=on-failure that may never come.  It stays: with
+		 * nobody reading the queue, what it queues is dropped.
+		 */
+		log_warnx("stopping on an error: table inet %s stays, so protected ports stay "
+			  "closed until the next start (`nft delete table inet %s` removes it)",
+			  kg->conf->table, kg->conf->table);
+	}
+	if (kg->workers_open)
+		workers_stop(&kg->workers);
+	reload_cleanup(kg);	/* no worker runs any more */
+	log_counters(kg);
+	if (kg->workers_open)
+		workers_close(&kg->workers);
+	if (kg->ctl_open)
+		ctl_close(&kg->ctl);
+	replay_free(&kg->replay);
+	intent_free(kg->intents);
+	close_loop(kg);
+	log_info("stopped");
+	return ret;
+}

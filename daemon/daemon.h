@@ -1,0 +1,97 @@
+/*
+ * daemon.h - the running daemon: its context, and its life from start to stop.
+ *
+ * daemon_run(): bind one NFQUEUE per queue and open every socket the data
+ * path needs (workers.h), open the control socket, drop all capabilities
+ * but CAP_NET_ADMIN, start the queue threads, install the nft table (so no
+ * packet is ever queued to nobody by our doing), then tell systemd
+ * READY=1.  The main thread then sleeps in one epoll set and acts on what
+ * wakes it, as OpenBSD daemons dispatch their events:
+ *   - a signalfd: SIGTERM/SIGINT stop, SIGHUP reloads (reload.h), SIGUSR1
+ *     logs the counters;
+ *   - the control socket (ctl.h), and a timer for its clients' deadlines;
+ *   - an eventfd the queue threads write when they took a configuration
+ *     or failed (a failure stops the daemon with status 1);
+ *   - timers: STATUS= for systemd, the table check, the watchdog, and the
+ *     deadline of a configuration switch.
+ * Nothing polls at an interval.  On stop the table is removed (or, after a
+ * queue failed, kept: see daemon.c), the threads are joined, the counters
+ * logged and the keys wiped.  The process does not fork (Type=notify).
+ *
+ * The signals are blocked in every thread (signalfd takes them): there are
+ * no global variables.
+ */
+#ifndef KNOCKGW_DAEMON_H
+#define KNOCKGW_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "ctl.h"
+#include "intent.h"
+#include "log.h"
+#include "nftrules.h"
+#include "replay.h"
+#include "workers.h"
+
+struct retired_conf;
+
+/*
+ * A reload in progress: next was published to the queue threads, which
+ * have not all taken it yet; conf is still the active one.
+ */
+struct reload_state {
+	bool pending;
+	bool again;			/* a SIGHUP came meanwhile: reload after this */
+	struct conf *next;
+	unsigned gen;
+	uint64_t deadline_ms;		/* monotonic: restore if not all took it */
+};
+
+struct knockgw {
+	struct conf *conf;		/* active: the table, ctl and status use it */
+	const char *conf_path;
+	struct retired_conf *retired;	/* replaced, maybe still held by a worker */
+	struct reload_state reload;
+	enum nft_queue_kind queue_kind;
+	struct replay replay;
+	struct intent_table *intents;
+	struct ctl ctl;
+	bool ctl_open;
+	struct workers workers;
+	bool workers_open;
+	bool table_installed;
+	uint64_t started_ms;
+	unsigned reloads, reloads_refused;
+	unsigned table_restores;
+	struct log_ratelimit rl_table;	/* "cannot check table" warnings */
+	bool verbose;			/* -v: debug logging whatever the file says */
+
+	/* The event loop's descriptors (-1 when closed). */
+	int epoll_fd, signal_fd, notify_fd;
+	int status_timer, table_timer, watchdog_timer, reload_timer, ctl_timer;
+	uint64_t ctl_due[2 * CTL_MAX_CONN];	/* control deadlines, a ring */
+	unsigned ctl_head, ctl_n;
+};
+
+/*
+ * Loads and validates path; reports every error as FILE:LINE: message, to
+ * the log (to_log) or stderr.  NULL on any error.
+ */
+struct conf *daemon_load_conf(const char *path, bool to_log);
+void daemon_free_conf(struct conf *c);
+
+/*
+ * Runs the daemon with kg->conf (loaded from kg->conf_path) until a stop;
+ * returns the exit status: 0 after a clean stop, 1 after a failure.
+ */
+int daemon_run(struct knockgw *kg);
+
+/* Monotonic or real-time clock, in ms. */
+uint64_t daemon_now_ms(int clock_id);
+
+/* Arms timer fd to fire once, in ms from now (0 disarms). */
+void daemon_arm_timer(int fd, uint64_t ms, uint64_t interval_ms);
+
+#endif

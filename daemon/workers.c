@@ -1,0 +1,335 @@
+/*
+ * workers.c - the queue threads (see workers.h for the contract).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "workers.h"
+
+enum {
+	QUEUE_BATCH = 64,		/* packets per recvmmsg */
+	COPY_HEADERS = 512,		/* IP + extension headers + TCP with options */
+	SHARED_GC_S = 5,		/* replay and intent tables, by worker 0 */
+};
+
+static uint64_t now_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* An eventfd add: never blocks (a counter that would overflow is awake anyway). */
+static void poke(int fd)
+{
+	uint64_t one = 1;
+
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("cannot wake a thread");
+}
+
+static void drain(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_warn("cannot read an eventfd");
+}
+
+/*
+ * One queue carries both roles; the hook tells them apart: the server's
+ * rules queue at input (and, for integrity flows, the service's segments at
+ * output, marked: server_wants), the client's at output (SYNs, and the user
+ * path's outgoing packets) and prerouting (the user path's incoming ones).
+ */
+static void on_packet(struct nfqueue *q, const struct nfqueue_packet *p, void *arg)
+{
+	struct worker *w = arg;
+
+	if (server_wants(&w->srv, p))
+		server_packet(&w->srv, q, p);
+	else
+		client_packet(&w->cli, q, p);
+}
+
+/* A reloaded configuration: taken between batches, never inside one. */
+static void take_conf(struct worker *w)
+{
+	struct workers *ws = w->ws;
+	unsigned gen = __atomic_load_n(&ws->gen, __ATOMIC_ACQUIRE);
+
+	if (gen == w->gen)
+		return;
+	const struct conf *c = __atomic_load_n(&ws->conf, __ATOMIC_ACQUIRE);
+
+	server_set_conf(&w->srv, w->q, c, ws->n);
+	client_set_conf(&w->cli, c);
+	__atomic_store_n(&w->gen, gen, __ATOMIC_RELEASE);
+	poke(ws->notify_fd);
+}
+
+static void tick(struct worker *w, uint64_t *last_gc)
+{
+	server_tick(&w->srv, w->q);
+	client_tick(&w->cli);
+	/* Shared tables are collected by one thread only. */
+	if (w->index == 0 && w->srv.mono >= *last_gc + SHARED_GC_S) {
+		*last_gc = w->srv.mono;
+		replay_gc(w->ws->replay, w->srv.mono);
+		intent_gc(w->ws->intents, w->srv.mono);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct workers *ws = w->ws;
+	uint64_t last_gc = 0, next_tick = 0;
+	struct pollfd pfd[2] = {
+		{ .fd = nfqueue_fd(w->q), .events = POLLIN },
+		{ .fd = w->wake_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		uint64_t mono = now_ms(CLOCK_MONOTONIC);
+
+		if (__atomic_load_n(&ws->stop, __ATOMIC_ACQUIRE))
+			break;
+		take_conf(w);
+		__atomic_store_n(&w->heartbeat, mono, __ATOMIC_RELAXED);
+		w->srv.mono = w->cli.mono = mono / 1000;
+		w->srv.wall = w->cli.wall = now_ms(CLOCK_REALTIME) / 1000;
+		if (mono >= next_tick) {
+			tick(w, &last_gc);
+			/* On the second boundary, as the tables count in seconds. */
+			next_tick = (mono / WORKER_TICK_MS + 1) * WORKER_TICK_MS;
+		}
+		if (poll(pfd, 2, (int)(next_tick - mono)) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_warn("queue %u: poll failed", nfqueue_num(w->q));
+			__atomic_store_n(&w->error, -errno, __ATOMIC_RELEASE);
+			break;
+		}
+		if (pfd[1].revents & POLLIN)
+			drain(w->wake_fd);
+		/*
+		 * Errors too: nfqueue_recv() counts ENOBUFS and survives it,
+		 * and reports what it cannot survive (a socket gone: POLLNVAL).
+		 */
+		if (!(pfd[0].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)))
+			continue;
+		mono = now_ms(CLOCK_MONOTONIC);
+		w->srv.mono = w->cli.mono = mono / 1000;
+		w->srv.wall = w->cli.wall = now_ms(CLOCK_REALTIME) / 1000;
+		int n = nfqueue_recv(w->q, on_packet, w);
+		/* The closed-port answers of the batch, in one system call. */
+		w->srv.cnt.c[SC_rst_send_error] += (uint64_t)rawsock_flush(w->rs);
+		if (n < 0) {
+			errno = -n;
+			log_warn("queue %u: receive failed", nfqueue_num(w->q));
+			__atomic_store_n(&w->error, n, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	poke(ws->notify_fd);
+	return NULL;
+}
+
+/*
+ * Only what decisions need (headers, and at most INTEG_MAX_LEN integrity
+ * bytes, so a reload can raise integrity_len), unless the user path
+ * rewrites whole packets.
+ */
+static uint32_t copy_range(const struct conf *c)
+{
+	if (c->translate == TRANSLATE_USER && c->nknock > 0)
+		return 0xffff;
+	return COPY_HEADERS + INTEG_MAX_LEN;
+}
+
+static int open_one(struct workers *ws, struct worker *w, const struct conf *c, unsigned flags)
+{
+	w->q = nfqueue_open((uint16_t)(c->queue_num + w->index), copy_range(c), c->queue_maxlen,
+			    flags, QUEUE_BATCH);
+	if (!w->q)
+		return -errno;
+	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->wake_fd < 0) {
+		log_warn("cannot make an eventfd");
+		return -errno;
+	}
+	w->sk = sockkill_open();
+	if (!w->sk)
+		log_warn("queue %u: no sock_diag socket; integrity failures will not "
+			 "abort the service's socket", c->queue_num + w->index);
+	w->rs = rawsock_open();
+	if (!w->rs) {
+		log_warn("cannot open raw sockets for closed-port answers");
+		return -errno;
+	}
+	/*
+	 * Both roles use conntrack: the client's flows are created in it,
+	 * and the server clears an integrity flow's bit there (a reload
+	 * can add integrity entries, so always).
+	 */
+	w->ct = ctnl_open();
+	if (!w->ct) {
+		log_warn("cannot open a ctnetlink socket");
+		return -errno;
+	}
+	if (server_init(&w->srv, c, ws->replay, w->sk, w->rs, w->ct, ws->n) < 0) {
+		log_warnx("cannot allocate the pending-flow table");
+		return -ENOMEM;
+	}
+	if (client_init(&w->cli, c, w->ct, w->rs, ws->intents) < 0) {
+		log_warnx("cannot allocate the client SYN table");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int workers_open(struct workers *ws, const struct conf *c, struct replay *replay,
+		 struct intent_table *intents, int notify_fd)
+{
+	unsigned flags = 0;
+
+	memset(ws, 0, sizeof(*ws));
+	for (unsigned i = 0; i < WORKERS_MAX; i++)
+		ws->w[i].wake_fd = -1;
+	ws->conf = c;
+	ws->notify_fd = notify_fd;
+	ws->replay = replay;
+	ws->intents = intents;
+	/* The user path takes segmentation offloads whole (GSO) and fixes sums. */
+	if (c->translate == TRANSLATE_USER && c->nknock > 0)
+		flags |= NFQUEUE_F_GSO;
+	ws->n = c->queue_count > WORKERS_MAX ? WORKERS_MAX : c->queue_count;
+	for (unsigned i = 0; i < ws->n; i++) {
+		struct worker *w = &ws->w[i];
+		int r;
+
+		w->ws = ws;
+		w->index = i;
+		r = open_one(ws, w, c, flags);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int workers_start(struct workers *ws)
+{
+	for (unsigned i = 0; i < ws->n; i++) {
+		int r = pthread_create(&ws->w[i].thread, NULL, worker_main, &ws->w[i]);
+
+		if (r != 0) {
+			/* Threads already started are stopped by workers_stop(). */
+			errno = r;
+			log_warn("cannot start queue thread");
+			return -r;
+		}
+		ws->w[i].started = true;
+	}
+	return 0;
+}
+
+void workers_stop(struct workers *ws)
+{
+	__atomic_store_n(&ws->stop, true, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < ws->n; i++)
+		if (ws->w[i].started)
+			poke(ws->w[i].wake_fd);
+	for (unsigned i = 0; i < ws->n; i++) {
+		if (ws->w[i].started)
+			pthread_join(ws->w[i].thread, NULL);
+		ws->w[i].started = false;
+	}
+}
+
+void workers_close(struct workers *ws)
+{
+	for (unsigned i = 0; i < WORKERS_MAX; i++) {
+		struct worker *w = &ws->w[i];
+
+		if (w->q)
+			nfqueue_close(w->q);
+		if (w->wake_fd >= 0)
+			close(w->wake_fd);
+		sockkill_close(w->sk);
+		rawsock_close(w->rs);
+		ctnl_close(w->ct);
+		server_free(&w->srv);
+		client_free(&w->cli);
+		memset(w, 0, sizeof(*w));
+		w->wake_fd = -1;
+	}
+}
+
+unsigned workers_publish(struct workers *ws, const struct conf *c)
+{
+	unsigned gen;
+
+	/* The configuration before its generation: see workers_reached(). */
+	__atomic_store_n(&ws->conf, c, __ATOMIC_RELEASE);
+	gen = __atomic_add_fetch(&ws->gen, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < ws->n; i++)
+		poke(ws->w[i].wake_fd);
+	return gen;
+}
+
+/*
+ * A worker stores its gen only after it has switched to the configuration
+ * it read after loading that gen, and configurations are published before
+ * their gen: a worker at gen or later holds no configuration replaced
+ * before gen.  Generations wrap; the difference decides.
+ */
+bool workers_reached(const struct workers *ws, unsigned gen)
+{
+	for (unsigned i = 0; i < ws->n; i++)
+		if ((int)(__atomic_load_n(&ws->w[i].gen, __ATOMIC_ACQUIRE) - gen) < 0)
+			return false;
+	return true;
+}
+
+int workers_error(const struct workers *ws)
+{
+	for (unsigned i = 0; i < ws->n; i++) {
+		int e = __atomic_load_n(&ws->w[i].error, __ATOMIC_ACQUIRE);
+
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
+bool workers_alive(const struct workers *ws, uint64_t now, uint64_t max_age_ms)
+{
+	for (unsigned i = 0; i < ws->n; i++) {
+		uint64_t hb = __atomic_load_n(&ws->w[i].heartbeat, __ATOMIC_RELAXED);
+
+		/* An idle worker sleeps until its tick: allow for that. */
+		if (now > hb && now - hb > max_age_ms + WORKER_TICK_MS)
+			return false;
+	}
+	return true;
+}
+
+void workers_stats(const struct workers *ws, struct stats *s)
+{
+	for (unsigned i = 0; i < ws->n && ws->w[i].q; i++) {
+		const struct worker *w = &ws->w[i];
+		struct stats_queue_src src = {
+			.q = nfqueue_get_stats(w->q), .srv = &w->srv.cnt, .cli = w->cli.cnt,
+		};
+
+		stats_add_queue(s, &src);
+	}
+}

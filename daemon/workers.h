@@ -1,0 +1,109 @@
+/*
+ * workers.h - the queue threads: one per NFQUEUE queue, each with its own
+ * server and client state.
+ *
+ * A worker sleeps in poll() on its queue's descriptor, its wake eventfd and
+ * its next tick (server_tick/client_tick once a second), and calls
+ * nfqueue_recv() only when the queue is readable.  It never waits for the
+ * main thread, and the main thread never waits for it except to join it:
+ *   - workers_publish() hands a configuration over: stored, its generation
+ *     bumped, every worker woken; each takes it between batches, never
+ *     inside one, and then writes the main thread's notify eventfd.
+ *     workers_reached() says when all of them hold that generation (or a
+ *     later one), i.e. none holds a configuration replaced before it.
+ *   - A worker whose queue fails (nfqueue_recv() < 0) logs it, records the
+ *     error (workers_error()) and ends, after writing the notify eventfd.
+ *   - workers_stop() wakes every worker through its eventfd and joins it.
+ * The replay and intent tables are shared (their own locking); worker 0
+ * collects them.  Everything else a worker touches is its own.
+ */
+#ifndef KNOCKGW_WORKERS_H
+#define KNOCKGW_WORKERS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client.h"
+#include "conf.h"
+#include "ctnl.h"
+#include "intent.h"
+#include "nfq.h"
+#include "rawsock.h"
+#include "replay.h"
+#include "server.h"
+#include "sockkill.h"
+#include "stats.h"
+
+enum {
+	WORKERS_MAX = 16,
+	WORKER_TICK_MS = 1000,		/* server_tick/client_tick */
+};
+
+struct workers;
+
+struct worker {
+	pthread_t thread;
+	struct workers *ws;
+	unsigned index;
+	int wake_fd;			/* eventfd: stop, or a new configuration */
+	struct nfqueue *q;
+	struct sockkill *sk;
+	struct rawsock *rs;
+	struct ctnl *ct;
+	struct server srv;
+	struct client cli;
+	bool started;
+	int error;			/* atomic: -errno of the queue that failed */
+	unsigned gen;			/* atomic: configuration generation in use */
+	uint64_t heartbeat;		/* atomic: monotonic ms of the last round */
+};
+
+struct workers {
+	const struct conf *conf;	/* atomic: the published configuration */
+	unsigned gen;			/* atomic: its generation */
+	bool stop;			/* atomic */
+	int notify_fd;			/* the main thread's eventfd */
+	struct replay *replay;
+	struct intent_table *intents;
+	unsigned n;
+	struct worker w[WORKERS_MAX];
+};
+
+/*
+ * Opens min(queue_count, WORKERS_MAX) queues and each one's sockets and
+ * state for configuration c (generation 0).  notify_fd is written (an
+ * eventfd add) whenever the main thread should look at the workers.
+ * 0 or -errno, logged; workers_close() cleans up either way.
+ */
+int workers_open(struct workers *ws, const struct conf *c, struct replay *replay,
+		 struct intent_table *intents, int notify_fd);
+
+/* Starts the threads (which inherit the caller's signal mask). 0 or -errno. */
+int workers_start(struct workers *ws);
+
+/* Asks every worker to stop, wakes it, joins it.  Idempotent. */
+void workers_stop(struct workers *ws);
+
+/* Closes queues and sockets and frees the state; after workers_stop(). */
+void workers_close(struct workers *ws);
+
+/* Publishes c; returns its generation. */
+unsigned workers_publish(struct workers *ws, const struct conf *c);
+
+/* Has every worker taken generation gen, or a later one? */
+bool workers_reached(const struct workers *ws, unsigned gen);
+
+/* The first failed worker's -errno, or 0. */
+int workers_error(const struct workers *ws);
+
+/*
+ * Has every worker made a round within the last max_age_ms (beyond its
+ * tick, which it sleeps until when nothing comes)?  For the watchdog.
+ */
+bool workers_alive(const struct workers *ws, uint64_t now_ms, uint64_t max_age_ms);
+
+/* Adds every worker's counters to s (stats_add_queue). */
+void workers_stats(const struct workers *ws, struct stats *s);
+
+#endif
