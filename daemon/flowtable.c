@@ -28,13 +28,6 @@
 #include "flowtable.h"
 
 enum {
-	FLOW_EMPTY = 0,		/* never used since the last rehash: ends a probe */
-	FLOW_USED,
-	FLOW_DEAD,		/* tombstone: skipped by lookups, reused by inserts */
-	FLOW_MOVING,		/* live, not yet re-placed: only inside rehash() */
-};
-
-enum {
 	KEY_SRC_OFF = 0,
 	KEY_DST_OFF = 16,
 	KEY_ADDR_MAX = 16,
@@ -120,9 +113,16 @@ int flow_init(struct flowtable *t, size_t max, size_t value_size)
 
 void flow_free(struct flowtable *t)
 {
-	/* Values may hold per-flow secrets; the hash key is one. */
-	if (t->values)
-		sodium_memzero(t->values, t->cap * t->value_size);
+	/*
+	 * Values may hold per-flow secrets; the hash key is one.  Only live
+	 * slots are wiped: every other slot's value is zero already (insert
+	 * starts from zero, remove wipes, a rehash swaps with zeros), and
+	 * wiping the whole array would touch every page of a large table
+	 * that was never used, tens of milliseconds at each stop.
+	 */
+	for (size_t i = 0; t->values && i < t->cap; i++)
+		if (t->slots[i].state == FLOW_USED)
+			sodium_memzero(t->slots[i].value, t->value_size);
 	free(t->values);
 	free(t->slots);
 	sodium_memzero(t, sizeof(*t));

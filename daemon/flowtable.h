@@ -25,10 +25,18 @@ struct flow_key {
 void flow_key_make(struct flow_key *k, int family, const uint8_t *src, const uint8_t *dst,
 		   uint16_t sport, uint16_t dport);
 
+/* A slot's state: internal, but tests read it to check the table's invariants. */
+enum flow_state {
+	FLOW_EMPTY = 0,		/* never used since the last rehash: ends a probe */
+	FLOW_USED,
+	FLOW_DEAD,		/* tombstone: skipped by lookups, reused by inserts */
+	FLOW_MOVING,		/* live, not yet re-placed: only inside rehash() */
+};
+
 struct flow_entry {
 	struct flow_key key;
 	uint64_t expires;	/* flow_gc removes entries with expires <= now */
-	uint8_t state;		/* FLOW_EMPTY / FLOW_USED / FLOW_DEAD (internal) */
+	uint8_t state;		/* enum flow_state */
 	void *value;		/* points into the table's value storage */
 };
 
