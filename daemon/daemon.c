@@ -304,46 +304,20 @@ static void check_table(struct knockgw *kg)
 /* ------------------------------------------------------------- control */
 
 /*
- * ctl_handle() must also run when a client's deadline passes (it drops
- * silent clients then).  Every deadline ctl sets is CTL_TIMEOUT_MS after
- * the ctl_handle() call that set it, so the loop keeps the due times of
- * those calls, in order, in a ring, and a one-shot timer for the first.
- * When the ring is full the newest entry is moved later, never dropped:
- * a deadline is served late under a flood of connections, never missed.
+ * ctl_handle() runs when the control socket is readable and when the next
+ * deadline ctl keeps (a silent client to drop, the end of an accept pause)
+ * has come: a one-shot timer is armed for it after every call.
  */
-static void ctl_rearm(struct knockgw *kg)
+static void ctl_event(struct knockgw *kg)
 {
-	uint64_t now = daemon_now_ms(CLOCK_MONOTONIC), due = 0;
-	const unsigned cap = sizeof(kg->ctl_due) / sizeof(kg->ctl_due[0]);
-
-	while (kg->ctl_n > 0 && kg->ctl_due[kg->ctl_head] <= now) {
-		kg->ctl_head = (kg->ctl_head + 1) % cap;
-		kg->ctl_n--;
-	}
-	if (kg->ctl_n > 0)
-		due = kg->ctl_due[kg->ctl_head];
-	/* Accepting was paused for want of descriptors: resume on time. */
-	if (kg->ctl.paused_until_ms && (due == 0 || kg->ctl.paused_until_ms < due))
-		due = kg->ctl.paused_until_ms;
-	daemon_arm_timer(kg->ctl_timer, due == 0 ? 0 : due > now ? due - now : 1, 0);
-}
-
-static void ctl_event(struct knockgw *kg, bool activity)
-{
-	const unsigned cap = sizeof(kg->ctl_due) / sizeof(kg->ctl_due[0]);
+	uint64_t now, due;
 
 	ctl_handle(&kg->ctl, kg->conf, kg->intents, daemon_now_ms(CLOCK_MONOTONIC) / 1000,
 		   status_report, kg);
-	if (activity) {
-		/* Taken after the call: no deadline it set is later. */
-		uint64_t due = daemon_now_ms(CLOCK_MONOTONIC) + CTL_TIMEOUT_MS + 1;
-
-		if (kg->ctl_n == cap)
-			kg->ctl_due[(kg->ctl_head + cap - 1) % cap] = due;
-		else if (kg->ctl_n == 0 || kg->ctl_due[(kg->ctl_head + kg->ctl_n - 1) % cap] != due)
-			kg->ctl_due[(kg->ctl_head + kg->ctl_n++) % cap] = due;
-	}
-	ctl_rearm(kg);
+	due = ctl_next_deadline_ms(&kg->ctl);
+	now = daemon_now_ms(CLOCK_MONOTONIC);
+	/* 0 disarms a timerfd: a deadline already passed is 1 ms away. */
+	daemon_arm_timer(kg->ctl_timer, due == UINT64_MAX ? 0 : due > now ? due - now : 1, 0);
 }
 
 /* ----------------------------------------------------------- the loop */
@@ -451,11 +425,11 @@ static int loop(struct knockgw *kg, uint64_t wd_usec)
 					return 0;
 				break;
 			case EV_CTL:
-				ctl_event(kg, true);
+				ctl_event(kg);
 				break;
 			case EV_CTL_TIMER:
 				drain(kg->ctl_timer);
-				ctl_event(kg, false);
+				ctl_event(kg);
 				break;
 			case EV_NOTIFY:
 				drain(kg->notify_fd);

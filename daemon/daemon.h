@@ -71,8 +71,6 @@ struct knockgw {
 	/* The event loop's descriptors (-1 when closed). */
 	int epoll_fd, signal_fd, notify_fd;
 	int status_timer, table_timer, watchdog_timer, reload_timer, ctl_timer;
-	uint64_t ctl_due[2 * CTL_MAX_CONN];	/* control deadlines, a ring */
-	unsigned ctl_head, ctl_n;
 };
 
 /*

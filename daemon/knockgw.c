@@ -19,13 +19,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <sodium.h>
 
 #include "conf.h"
+#include "ctlclient.h"
 #include "daemon.h"
 #include "keys.h"
 #include "log.h"
@@ -67,68 +66,50 @@ static int cmd_genkey(void)
 /* ------------------------------------------------------------- status */
 
 /*
- * The control-socket conversation of `knockgw status`, in one place: sends
- * STATUS to the daemon at sock and hands each line of the reply, but the
- * leading "OK" and the closing "END", to fn.  0, 3 when no daemon listens
- * there, 1 on any other failure (said on stderr).
+ * Sends STATUS to the daemon at sock and hands each line of the reply to fn
+ * (ctlclient.h).  0; 3 when no daemon listens there; 1 on any other failure
+ * (said on stderr).
  */
-static int status_request(const char *sock, int (*fn)(const char *line, void *arg), void *arg)
+static int status_request(const char *sock, ctlclient_line_fn *fn, void *arg)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char buf[4096];
-	bool end = false;
-	int fd, r = 0;
+	enum ctl_status st;
+	int r = ctlclient_status(sock, CTLCLIENT_WAIT_MS, fn, arg, &st);
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "knockgw: knockgw is not running (no control socket at %s)\n",
-			sa.sun_path);
-		if (fd >= 0)
-			close(fd);
+	if (r < 0 && ctlclient_no_daemon(r)) {
+		fprintf(stderr, "knockgw: knockgw is not running (no control socket at %s)\n", sock);
 		return 3;
 	}
-	if (write(fd, "STATUS\n", 7) != 7) {
-		fprintf(stderr, "knockgw: cannot talk to the daemon: %s\n", strerror(errno));
-		close(fd);
+	if (r < 0) {
+		fprintf(stderr, "knockgw: cannot talk to the daemon at %s: %s\n", sock, strerror(-r));
 		return 1;
 	}
-	FILE *in = fdopen(fd, "r");
-	if (!in) {
-		close(fd);
+	if (st != CTL_S_OK) {
+		fprintf(stderr, "knockgw: the daemon refused: %s\n", ctlproto_status_word(st));
 		return 1;
 	}
-	while (r == 0 && fgets(buf, sizeof(buf), in)) {
-		if (strcmp(buf, "END\n") == 0) {
-			end = true;
-			break;
-		}
-		if (strncmp(buf, "ERR ", 4) == 0) {
-			fprintf(stderr, "knockgw: the daemon refused: %s", buf + 4);
-			fclose(in);
-			return 1;
-		}
-		if (strcmp(buf, "OK\n") != 0)
-			r = fn(buf, arg);
-	}
-	fclose(in);
-	return r == 0 && end ? 0 : 1;
+	return 0;
 }
 
-static int print_line(const char *line, void *arg)
+static int print_line(const char *line, size_t len, void *arg)
 {
-	return fputs(line, arg) < 0 ? -EIO : 0;
+	return fwrite(line, 1, len, arg) == len ? 0 : -EIO;
 }
 
 /* --json: the reply read back into the stats (stats.h), lines it does not know skipped. */
-static int read_line(const char *line, void *arg)
+static int read_line(const char *line, size_t len, void *arg)
 {
-	int r = stats_parse_line(arg, line);
+	char buf[CTLCLIENT_LINE_MAX + 1];
+	int r;
 
+	if (len > CTLCLIENT_LINE_MAX)
+		return -EPROTO;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	r = stats_parse_line(arg, buf);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
-		fprintf(stderr, "knockgw: cannot read the daemon's status line: %s", line);
+		fprintf(stderr, "knockgw: cannot read the daemon's status line: %s", buf);
 	return r;
 }
 
