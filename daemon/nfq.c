@@ -3,12 +3,13 @@
  *
  * Receive side: one recvmmsg() takes up to `batch` datagrams (one queued
  * packet each); MSG_WAITFORONE makes it block for the first only, and the
- * 10 ms SO_RCVTIMEO bounds that block so housekeeping runs and a socket that
- * wedged after an overflow is read again.  (After a receive-buffer overflow
- * the socket was seen to stay stuck, the reader asleep on an empty socket
- * while the kernel dropped every queued packet, until some receive
- * returned; a short timeout or a large buffer each prevented it.)  Send
- * side: verdicts are collected, then written as consecutive netlink
+ * 10 ms SO_RCVTIMEO bounds that block for a caller that did not poll first.
+ * The daemon's queue threads poll the socket and call in on POLLIN and on
+ * POLLERR: a receive-buffer overflow (ENOBUFS) raises the socket error, and
+ * only a receive clears it and lets the reader see the queue again (a
+ * socket left with its error pending was seen to stay stuck, the kernel
+ * dropping every queued packet meanwhile).
+ * Send side: verdicts are collected, then written as consecutive netlink
  * messages in one send().
  */
 #include <arpa/inet.h>

@@ -5,8 +5,8 @@
  * the socket is the netlink transport's (nl.h).
  * Contract:
  *   - nfqueue_open() binds queue num with a copy range and flags, sizes the socket
- *     (SO_RCVBUFFORCE), and sets a short receive timeout so the reader never
- *     sleeps on a socket wedged after an overflow (see nfq.c).
+ *     (SO_RCVBUFFORCE), and sets a short receive timeout so that a reader
+ *     that does not poll never sleeps long on an empty socket (see nfq.c).
  *   - A full queue drops what does not fit, always: the kernel's fail-open
  *     flag is cleared on every bind.  Letting packets through unchecked
  *     when no daemon is attached is the rules' queue bypass, not ours.
@@ -15,7 +15,8 @@
  *     packet exactly once, now (nfqueue_verdict*) or later (a held packet).
  *     It waits at most the short receive timeout for the first packet and
  *     returns 0 when none came, so it may be called after poll() on
- *     nfqueue_fd() reported the socket readable, or without polling.
+ *     nfqueue_fd() reported the socket readable or in error (an overflow:
+ *     the receive reports and clears it), or without polling.
  *     Only the kernel's messages are read: one another process sent to our
  *     port id is counted in bad_msgs and ignored.
  *   - Verdicts are buffered and go out with nfqueue_flush(), in the order they
