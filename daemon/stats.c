@@ -43,7 +43,7 @@ static const char *client_name(unsigned i)
 
 const struct stats_group stats_groups[STATS_SOURCES] = {
 	/* source        how summed         status word  log prefix  indices */
-	{ STATS_QUEUE, STATS_SUM_QUEUES, "queue", "", 0, STATS_Q_MAX, queue_name },
+	{ STATS_QUEUE, STATS_SUM_QUEUES, "nfqueue", "", 0, STATS_Q_MAX, queue_name },
 	{ STATS_SERVER, STATS_SUM_QUEUES, "server", "", 0, SC_MAX, server_name },
 	/* drop 0 is PKT_OK, not a drop */
 	{ STATS_DROP, STATS_SUM_QUEUES, "drop", "drop_", 1, PKT_DROP_MAX, drop_name },
@@ -233,8 +233,7 @@ void stats_status(const struct stats *s, FILE *out)
 	for (size_t g = 0; g < STATS_SOURCES; g++) {
 		const struct stats_group *gr = &stats_groups[g];
 
-		if (gr->src == STATS_QUEUE)
-			continue;	/* on the "queue" line */
+		/* The queue too: its "queue" line above sums the errors. */
 		for (unsigned i = gr->first; i < group_end(s, gr); i++)
 			fprintf(out, "%s %s %" PRIu64 "\n", gr->word, group_name(s, gr, i),
 				stats_value(s, gr->src, i));
@@ -379,7 +378,7 @@ int stats_parse_line(struct stats *s, const char *line)
 			   &s->queue[STATS_Q_received], &s->queue[STATS_Q_verdicts],
 			   &s->queue[STATS_Q_enobufs], &errors) != 4)
 			return -EINVAL;
-		/* The text shows the sum only; it stands for all three kinds. */
+		/* The sum stands for all three kinds until the "nfqueue" lines say each. */
 		s->queue[STATS_Q_nl_errors] = errors;
 		return 0;
 	}
@@ -387,7 +386,7 @@ int stats_parse_line(struct stats *s, const char *line)
 		const struct stats_group *gr = &stats_groups[g];
 		size_t wl = strlen(gr->word);
 
-		if (gr->src != STATS_QUEUE && strncmp(line, gr->word, wl) == 0 && line[wl] == ' ')
+		if (strncmp(line, gr->word, wl) == 0 && line[wl] == ' ')
 			return parse_counter(s, gr, line + wl + 1);
 	}
 	return -ENOENT;
@@ -434,10 +433,10 @@ void stats_json(const struct stats *s, FILE *out)
 			p->integrity ? "true" : "false", p->accepted, p->refused);
 	}
 	fprintf(out, "],\"replay_entries\":%zu,\"intents\":%zu,", s->replay_entries, s->intents);
-	fprintf(out, "\"queue\":{\"received\":%" PRIu64 ",\"verdicts\":%" PRIu64
-		     ",\"enobufs\":%" PRIu64 ",\"errors\":%" PRIu64 "}",
-		s->queue[STATS_Q_received], s->queue[STATS_Q_verdicts], s->queue[STATS_Q_enobufs],
-		queue_errors(s));
+	fputs("\"queue\":{", out);
+	for (unsigned i = 0; i < STATS_Q_MAX; i++)
+		fprintf(out, "\"%s\":%" PRIu64 ",", queue_name(i), s->queue[i]);
+	fprintf(out, "\"errors\":%" PRIu64 "}", queue_errors(s));
 	for (size_t g = 0; g < STATS_SOURCES; g++) {
 		const struct stats_group *gr = &stats_groups[g];
 

@@ -45,15 +45,6 @@ kc() {
 }
 rc_is() { [ "$(cat "$TMP/$1.rc")" = "$2" ]; }
 says() { grep -qF -- "$2" "$TMP/$1.err"; }
-# client_counter NAME: the client-side daemon's counter, after SIGUSR1.
-client_counter() {
-	cc_log=$TMP/knockgw-$NS_C.log
-	cc_before=$(grep -c '^counters:' "$cc_log" || true)
-	kill -USR1 "$KGW_PID"
-	wait_for 5 sh -c "[ \$(grep -c '^counters:' '$cc_log') -gt $cc_before ]"
-	sleep 0.1
-	grep "^counter $1=" "$cc_log" | tail -1 | cut -d= -f2
-}
 AS_NOBODY="setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups"
 
 K=$(key_file k)
@@ -153,7 +144,7 @@ in_c "$CTLREQ" "$SOCK" "HELLO" >"$TMP/junk.out" 2>/dev/null || true
 check "garbage: ERR bad-request" [ "$(cat "$TMP/junk.out")" = "ERR bad-request" ]
 check "the daemon is still running" kill -0 "$KGW_PID"
 check "the client role took the two intents knock-connect made" \
-	[ "$(client_counter client_intents_used)" = 2 ]
+	[ "$(counter client_intents_used "$NS_C")" = 2 ]
 in_c "$CTLREQ" "$SOCK" STATUS >"$TMP/status_root.out" 2>/dev/null || true
 check "STATUS as root ends with END" [ "$(tail -n 1 "$TMP/status_root.out")" = END ]
 check "STATUS counts the refused socket" grep -Eq 'ctl_err_not_your_socket[ =]1$' "$TMP/status_root.out"

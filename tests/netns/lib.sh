@@ -146,6 +146,10 @@ start_knockgw() {
 	# Never the system's /run/knockgw: tests (and other runs) stay apart.
 	grep -q '^[[:space:]]*control_socket' "$conf" ||
 		printf 'control_socket = "%s";\n' "$TMP/ctl-$ns.sock" >>"$conf"
+	# What `knockgw status` needs: the socket only, so that a test may
+	# break the daemon's configuration or keys and still read its counters.
+	grep '^[[:space:]]*control_socket' "$conf" | tail -n 1 >"$TMP/status-$ns.conf"
+	chmod 600 "$TMP/status-$ns.conf"
 	readies=$(grep -c '^ready:' "$log" 2>/dev/null || true)
 	ip netns exec "$ns" "$KNOCKGW" -f -v -c "$conf" >>"$log" 2>&1 &
 	KGW_PID=$!
@@ -157,29 +161,40 @@ start_knockgw() {
 	fi
 }
 
-# counter NAME [NS PID]: a daemon's counter, read after SIGUSR1 from its
-# log; by default the server namespace's daemon.
+# status_json [NS]: `knockgw status --json` of NS's daemon (the server
+# namespace's by default), as started by start_knockgw.
+status_json() {
+	"$KNOCKGW" status --json -c "$TMP/status-${1:-$NS_S}.conf"
+}
+
+# counter NAME [NS]: a daemon's counter by the name its log gives it
+# (syn_refused, drop_short, client_knocked, control_ctl_status), read with
+# `knockgw status --json`; by default the server namespace's daemon.  An
+# unknown name prints nothing.
 counter() {
-	c_ns=${2:-$NS_S}
-	c_pid=${3:-$KGW_PID}
-	log=$TMP/knockgw-$c_ns.log
-	before=$(grep -c '^counters:' "$log" || true)
-	kill -USR1 "$c_pid"
-	wait_for 5 sh -c "[ \$(grep -c '^counters:' '$log') -gt $before ]"
-	sleep 0.1
-	grep "^counter $1=" "$log" | tail -1 | cut -d= -f2
+	status_json "${2:-$NS_S}" | python3 -c '
+import json, sys
+name, j = sys.argv[1], json.load(sys.stdin)
+for group, prefix in (("drop", "drop_"), ("client", "client_"), ("control", "control_"), ("server", "")):
+    if name.startswith(prefix) and name[len(prefix):] in j[group]:
+        print(j[group][name[len(prefix):]])
+        break
+' "$1"
 }
 
-# ccounter NAME: the client namespace's daemon's counter (CLI_PID).
+# ccounter NAME: the client namespace's daemon's counter.
 ccounter() {
-	counter "$1" "$NS_C" "$CLI_PID"
+	counter "$1" "$NS_C"
 }
 
-# qcounter NAME [NS PID]: a queue counter (queued, verdicts, enobufs, ...).
+# qcounter NAME [NS]: a queue figure (queued, verdicts, enobufs, nl_errors,
+# bad_msgs, send_errors, large_verdicts).
 qcounter() {
-	counter none "${2:-$NS_S}" "${3:-$KGW_PID}" >/dev/null
-	grep '^counters:' "$TMP/knockgw-${2:-$NS_S}.log" | tail -1 | tr ' ' '\n' |
-		grep "^$1=" | cut -d= -f2
+	status_json "${2:-$NS_S}" | python3 -c '
+import json, sys
+name = {"queued": "received"}.get(sys.argv[1], sys.argv[1])
+print(json.load(sys.stdin)["queue"].get(name, ""))
+' "$1"
 }
 
 # key_file NAME: a fresh native key file, mode 0600.

@@ -113,6 +113,8 @@ static const char *const status_rows[] = {
 	/* 9 */ "\ndrop short 8\n",
 	/* 10 */ "\nclient knocked 12\n",
 	/* 11 */ "\ncontrol ctl_err_not_root 1\n",
+	/* 12 */ "\nnfqueue received 21\nnfqueue verdicts 41\nnfqueue enobufs 2\nnfqueue nl_errors 4\n"
+		"nfqueue bad_msgs 6\nnfqueue send_errors 8\nnfqueue large_verdicts 10\n",
 };
 
 static const char *const json_rows[] = {
@@ -126,7 +128,8 @@ static const char *const json_rows[] = {
 		"\"refused\":0},{\"port\":2222,\"mode\":\"knock\",\"integrity\":false,"
 		"\"accepted\":0,\"refused\":10}],",
 	/* 4 */ "\"replay_entries\":9,\"intents\":1,",
-	/* 5 */ "\"queue\":{\"received\":21,\"verdicts\":41,\"enobufs\":2,\"errors\":18},",
+	/* 5 */ "\"queue\":{\"received\":21,\"verdicts\":41,\"enobufs\":2,\"nl_errors\":4,"
+		"\"bad_msgs\":6,\"send_errors\":8,\"large_verdicts\":10,\"errors\":18},",
 	/* 6 */ "\"server\":{\"syn_accepted\":6,\"syn_refused\":15,",
 	/* 7 */ "\"drop\":{\"short\":8,",
 	/* 8 */ "\"client\":{\"knocked\":12,",
@@ -152,6 +155,8 @@ static const struct parse_row parse_rows[] = {
 	/* 11 */ { "drop ok 1\n", -ENOENT },	/* index 0 is not a drop */
 	/* 12 */ { "control ctl_anything 3\n", 0 },
 	/* 13 */ { "server syn_accepted 18446744073709551616\n", -EINVAL },
+	/* 14 */ { "nfqueue large_verdicts 7\n", 0 },
+	/* 15 */ { "nfqueue queued 7\n", -ENOENT },	/* the log's name, not status's */
 };
 
 static bool has(const char *text, const char *want)
