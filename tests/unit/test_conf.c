@@ -442,17 +442,34 @@ static const struct validate_row {
 	{ 47, nkeys_big, 1, "t.conf: 257 keys; at most 256" },
 };
 
-static void test_validate(void)
+/*
+ * A configuration (left uninitialised, so that memcheck sees whatever the
+ * loader forgets to set) and a zeroed error list for one test; false, and a
+ * failed check, without memory.
+ */
+static bool alloc_conf(struct conf **ret_c, struct conf_errors **ret_errs)
 {
 	struct conf *c = malloc(sizeof(*c));
-	struct conf_errors *errs = malloc(sizeof(*errs));
+	struct conf_errors *errs = calloc(1, sizeof(*errs));
 
 	if (!c || !errs) {
 		CHECK(0, "out of memory");
 		free(c);
 		free(errs);
-		return;
+		return false;
 	}
+	*ret_c = c;
+	*ret_errs = errs;
+	return true;
+}
+
+static void test_validate(void)
+{
+	struct conf *c;
+	struct conf_errors *errs;
+
+	if (!alloc_conf(&c, &errs))
+		return;
 	for (size_t i = 0; i < sizeof(validate_rows) / sizeof(validate_rows[0]); i++) {
 		const struct validate_row *r = &validate_rows[i];
 		size_t n;
@@ -477,15 +494,11 @@ static void test_validate(void)
 /* Error list overflow: more than CONF_MAX_ERRORS problems. */
 static void test_overflow(void)
 {
-	struct conf *c = malloc(sizeof(*c));
-	struct conf_errors *errs = calloc(1, sizeof(*errs));
+	struct conf *c;
+	struct conf_errors *errs;
 
-	if (!c || !errs) {
-		CHECK(0, "out of memory");
-		free(c);
-		free(errs);
+	if (!alloc_conf(&c, &errs))
 		return;
-	}
 	base(c);
 	c->nknock = 40;
 	for (size_t i = 0; i < c->nknock; i++) {
@@ -594,15 +607,11 @@ static const struct load_row {
 
 static void test_load(void)
 {
-	struct conf *c = malloc(sizeof(*c));
-	struct conf_errors *errs = malloc(sizeof(*errs));
+	struct conf *c;
+	struct conf_errors *errs;
 
-	if (!c || !errs) {
-		CHECK(0, "out of memory");
-		free(c);
-		free(errs);
+	if (!alloc_conf(&c, &errs))
 		return;
-	}
 	for (size_t i = 0; i < sizeof(load_rows) / sizeof(load_rows[0]); i++) {
 		const struct load_row *r = &load_rows[i];
 		int rc = conf_load_text("t.conf", r->text, c, errs);
@@ -641,15 +650,11 @@ static void test_load_values(void)
 		"  { port = 24; mode = \"native\"; keys = [ \"k\" ]; window = 0; } );\n"
 		"knock = ( { dst = \"192.0.2.0/24\"; port = 22; mode = \"knock\"; key = \"k\";\n"
 		"            integrity_len = 8; } );\n";
-	struct conf *c = malloc(sizeof(*c));
-	struct conf_errors *errs = malloc(sizeof(*errs));
+	struct conf *c;
+	struct conf_errors *errs;
 
-	if (!c || !errs) {
-		CHECK(0, "out of memory");
-		free(c);
-		free(errs);
+	if (!alloc_conf(&c, &errs))
 		return;
-	}
 	CHECK(conf_load_text("t.conf", text, c, errs) == 0, "values: loads (%s)",
 	      errs->n ? errs->msg[0] : "");
 	CHECK(c->queue_num == 7 && c->queue_count == 2 && c->fail_open && c->queue_maxlen == 100,
