@@ -237,8 +237,8 @@ static bool is_knock_dst(int family, const uint8_t *dst, uint16_t port, const vo
 }
 
 /*
- * On stop the table goes, except when translated client flows are still
- * open: conntrack, and with it their sequence adjustment, runs in a
+ * on_stop "open": the table goes, except when translated client flows are
+ * still open: conntrack, and with it their sequence adjustment, runs in a
  * namespace only while some rule uses it.  Then a keeper table stays (no
  * knocking, no refusing), which the next start replaces.  The count takes
  * a conntrack socket of its own: the queue threads still run theirs.
@@ -270,6 +270,26 @@ static void remove_table(struct knockgw *kg)
 	}
 	if (nftrules_remove(c->table) < 0)
 		log_warnx("cannot delete table inet %s", c->table);
+}
+
+/*
+ * on_stop "hide": the table stays, its SYNs no longer queued but refused
+ * by the kernel like a closed port's, before the queues are drained and
+ * closed, so that no SYN is lost in between; the next start replaces it
+ * in one step.  Should the swap fail, the running table stays, which does
+ * the same once the queues are closed (its knock rules bypass an empty
+ * queue), only a SYN queued at that moment goes unanswered.
+ */
+static void hide_table(struct knockgw *kg)
+{
+	const struct conf *c = kg->conf;
+	char err[512];
+
+	if (nftrules_install_hiding(c, kg->queue_kind, err, sizeof(err)) < 0)
+		log_warnx("cannot switch table inet %s to hiding: %s; it stays as it was",
+			  c->table, err);
+	log_notice("table inet %s stays: protected ports answer like closed ports until the "
+		   "next start (on_stop \"hide\"; `knockgw flush` removes it)", c->table);
 }
 
 /*
@@ -547,18 +567,21 @@ int daemon_run(struct knockgw *kg)
 	ret = r == 0 ? 0 : 1;
 out:
 	sd_notify(0, "STOPPING=1");
-	if (kg->table_installed && ret == 0) {
+	if (kg->table_installed && ret == 0 && kg->conf->on_stop == ON_STOP_HIDE) {
+		hide_table(kg);
+	} else if (kg->table_installed && ret == 0) {
 		remove_table(kg);
 	} else if (kg->table_installed) {
 		/*
 		 * An error stop (a queue that failed): deleting the table would
 		 * open every protected port until the next start, and with
 		 * Restart=on-failure that may never come.  It stays: with
-		 * nobody reading the queue, what it queues is dropped.
+		 * nobody reading the queue, SYNs are refused like a closed
+		 * port's and the rest of what it queues is dropped.
 		 */
 		log_warnx("stopping on an error: table inet %s stays, so protected ports stay "
-			  "closed until the next start (`nft delete table inet %s` removes it)",
-			  kg->conf->table, kg->conf->table);
+			  "closed until the next start (`knockgw flush` removes it)",
+			  kg->conf->table);
 	}
 	if (kg->workers_open)
 		workers_stop(&kg->workers);
