@@ -20,6 +20,7 @@
 
 #include "ctnl.h"
 #include "daemon.h"
+#include "tablelife.h"
 #include "reload.h"
 #include "stats.h"
 
@@ -231,67 +232,6 @@ static int drop_capabilities(int *ret_kept)
 
 /* --------------------------------------------------------------- table */
 
-static bool is_knock_dst(int family, const uint8_t *dst, uint16_t port, const void *arg)
-{
-	return conf_find_knock(arg, family, dst, port) != NULL;
-}
-
-/*
- * on_stop "open": the table goes, except when translated client flows are
- * still open: conntrack, and with it their sequence adjustment, runs in a
- * namespace only while some rule uses it.  Then a keeper table stays (no
- * knocking, no refusing), which the next start replaces.  The count takes
- * a conntrack socket of its own: the queue threads still run theirs.
- */
-static void remove_table(struct knockgw *kg)
-{
-	const struct conf *c = kg->conf;
-	char err[512];
-	long open = 0;
-
-	if (c->nknock > 0) {
-		struct ctnl *ct = ctnl_open();
-
-		if (ct) {
-			open = ctnl_count_translated(ct, is_knock_dst, c);
-			ctnl_close(ct);
-		}
-	}
-	if (open > 0) {
-		if (nftrules_install_keeper(c, kg->queue_kind, err, sizeof(err)) == 0) {
-			log_notice("%ld translated connection(s) still open: table inet %s keeps "
-				   "only what they need (conntrack%s); the next start replaces it, "
-				   "`nft delete table inet %s` removes it", open, c->table,
-				   c->translate == TRANSLATE_USER ? ", queueing their packets" : "",
-				   c->table);
-			return;
-		}
-		log_warnx("cannot leave the keeper table: %s; deleting the table", err);
-	}
-	if (nftrules_remove(c->table) < 0)
-		log_warnx("cannot delete table inet %s", c->table);
-}
-
-/*
- * on_stop "hide": the table stays, its SYNs no longer queued but refused
- * by the kernel like a closed port's, before the queues are drained and
- * closed, so that no SYN is lost in between; the next start replaces it
- * in one step.  Should the swap fail, the running table stays, which does
- * the same once the queues are closed (its knock rules bypass an empty
- * queue), only a SYN queued at that moment goes unanswered.
- */
-static void hide_table(struct knockgw *kg)
-{
-	const struct conf *c = kg->conf;
-	char err[512];
-
-	if (nftrules_install_hiding(c, kg->queue_kind, err, sizeof(err)) < 0)
-		log_warnx("cannot switch table inet %s to hiding: %s; it stays as it was",
-			  c->table, err);
-	log_notice("table inet %s stays: protected ports answer like closed ports until the "
-		   "next start (on_stop \"hide\"; `knockgw flush` removes it)", c->table);
-}
-
 /*
  * Someone deleted our table (nft flush ruleset, a careless script): the
  * protected ports would be open and the client would stop knocking.  Put
@@ -493,6 +433,8 @@ static int start(struct knockgw *kg)
 	}
 	log_info("using the %s queue",
 		 kg->queue_kind == NFT_QUEUE_NATIVE ? "native nft" : "xtables NFQUEUE (nft compat)");
+	if (tablelife_refuse_port_ok(kg->conf) < 0)
+		return -EADDRINUSE;
 	if (replay_init(&kg->replay, kg->conf->max_replay) < 0) {
 		log_warnx("cannot allocate the replay table");
 		return -ENOMEM;
@@ -568,9 +510,9 @@ int daemon_run(struct knockgw *kg)
 out:
 	sd_notify(0, "STOPPING=1");
 	if (kg->table_installed && ret == 0 && kg->conf->on_stop == ON_STOP_HIDE) {
-		hide_table(kg);
+		tablelife_hide(kg->conf, kg->queue_kind);
 	} else if (kg->table_installed && ret == 0) {
-		remove_table(kg);
+		tablelife_remove(kg->conf, kg->queue_kind);
 	} else if (kg->table_installed) {
 		/*
 		 * An error stop (a queue that failed): deleting the table would

@@ -157,4 +157,13 @@ check "on_stop open: a clean stop deletes the table" no_table
 probe open $C4 $S4 22 11111111
 check "... and sshd answers a plain SYN" answered open SA
 check "no error in the log" sh -c "! grep -E '^(cannot|reload refused)' '$LOG'"
+
+# A socket on rules.refuse_port would take the refused SYNs: no start.
+in_s python3 -c 'import socket, time
+s = socket.socket(); s.bind(("0.0.0.0", 1)); s.listen(); time.sleep(60)' &
+PIDS="$PIDS $!"
+listening 1
+in_s timeout 20 "$KNOCKGW" -f -c "$TMP/knockgw.conf" >"$TMP/port1.log" 2>&1 && rc=0 || rc=$?
+check "something listens on refuse_port 1: the daemon does not start" \
+	sh -c "[ $rc = 1 ] && grep -q 'rules.refuse_port 1: a socket listens there' '$TMP/port1.log'"
 finish
