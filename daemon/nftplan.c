@@ -29,7 +29,8 @@
  *                     meta mark set mark & ~MASK | INVALID      queue  (no entry, so
  *                                     no flag: checked if its flow is being checked)
  *     }
- *     chain prerouting_nat {  type nat hook prerouting priority -100;
+ *     chain prerouting_nat {  type nat hook prerouting priority -110;
+ *                     (before any DNAT at the usual -100)
  *       SYN meta mark & MASK == ACCEPTED   clear our bits  accept  (let through)
  *       per protected port (and address): tcp dport P SYN  redirect to :REFUSE
  *                     (refused, or no daemon saw it: the kernel answers from a
@@ -94,7 +95,12 @@
 
 enum {
 	SERVER_PRIORITY = -150,		/* after conntrack, before DNAT */
-	NAT_PRIORITY = -100,		/* DNAT's own */
+	/*
+	 * Before DNAT's own -100: nat chains of equal priority run newest
+	 * first, so another table's DNAT (Docker's, re-created after ours)
+	 * would otherwise take a SYN the daemon never let through.
+	 */
+	NAT_PRIORITY = -110,
 	REPLY_PRIORITY = 110,		/* after SNAT, and after DNAT undone */
 	CLOSED_PRIORITY = 10,
 	RAW_PRIORITY = -300,
