@@ -4,7 +4,8 @@
  * Reading order: server_packet() is the whole path for one packet: parse,
  * find the protect entry, then either a SYN (verify the ISN against the
  * entry's keys, for the SYN's own destination and the entry's public ones;
- * check for a replay; let it through or answer like a closed port) or a segment of an integrity flow, either way (pending.c).
+ * check for a replay; let it through or answer like a closed port) or a
+ * segment of an integrity flow, either way (pending.c).
  *
  * A packet that does not get through gets what a closed port gives, one
  * name per case: refuse_knock() counts a SYN without a valid knock, then
