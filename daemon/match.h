@@ -2,12 +2,16 @@
  * match.h - address prefixes and the per-packet lookups over a loaded
  * configuration: which protect entry a SYN to (dst, port) falls under, which
  * integrity entry covers a service's reply, which knock entry a connection
- * to (dst, port) uses.  Pure: no I/O, no logging, no allocation; the data
- * path calls these for every queued packet, the loader and conf_validate()
- * for the prefixes of a file.
+ * to (dst, port) uses, and which destinations a SYN's knock may have been
+ * computed for (its own, and the entry's public ones a NAT outside this
+ * host rewrote).  Pure: no I/O, no logging, no allocation; the data path
+ * calls these for every queued packet, the loader and conf_validate() for
+ * the prefixes and destinations of a file.
  *
  * Addresses are network order, IPv4 in the first 4 bytes; families never
- * mix (an IPv4 prefix contains no IPv6 address, not even a mapped one).
+ * mix in prefixes (an IPv4 prefix contains no IPv6 address, not even a
+ * mapped one).  A public destination may be of the other family than the
+ * SYN (a NAT64 in front of the host): the ISN says which family it covers.
  */
 #ifndef KNOCKGW_MATCH_H
 #define KNOCKGW_MATCH_H
