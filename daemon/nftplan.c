@@ -3,14 +3,20 @@
  * form (see nftplan.h).
  *
  *   table inet knockgw {
- *     chain input {
- *       type filter hook input priority -10; policy accept;
+ *     chain prerouting {                                       the server role
+ *       type filter hook prerouting priority -150; policy accept;
  *       tcp flags & (syn|ack) == syn meta mark & MASK == INTEG
  *                     ct mark set ct mark | CT_INTEG, clear our bits, go on
  *                     (the daemon's REPEAT of a valid integrity SYN: the SYN
  *                     rule below queues it again and the daemon lets it pass)
- *       per protected port (and address, when limited):
- *         tcp dport P tcp flags & (syn|ack) == syn              queue  (knocks)
+ *       per protected port (and address, when limited); every rule only
+ *       for this host's own addresses (fib daddr type local), as dialled:
+ *         tcp dport P SYN iif != lo ct state new  clear our bits  queue bypass
+ *                     (on_fail "reset" and no fail_open: with no daemon the
+ *                     packet goes on to the nat chain, which refuses it)
+ *         tcp dport P SYN  clear our bits         queue  (the rest: invalid,
+ *                     untracked, loopback, which nat cannot redirect: dropped
+ *                     with no daemon)
  *         tcp dport P tcp flags & (syn|ack|rst) == 0            queue  (FIN/NULL/Xmas:
  *                                     the daemon answers like a closed port)
  *           or, with on_fail "drop":  ct state new,invalid, not a SYN   drop
@@ -23,8 +29,17 @@
  *                     meta mark set mark & ~MASK | INVALID      queue  (no entry, so
  *                                     no flag: checked if its flow is being checked)
  *     }
- *     with an integrity entry: the service's side of those flows (pending.h)
- *     chain output_integ {  type filter hook output priority -10;
+ *     chain prerouting_nat {  type nat hook prerouting priority -110;
+ *                     (before any DNAT at the usual -100)
+ *       SYN meta mark & MASK == ACCEPTED   clear our bits  accept  (let through)
+ *       per protected port (and address): tcp dport P SYN  redirect to :REFUSE
+ *                     (refused, or no daemon saw it: the kernel answers from a
+ *                     port nobody listens on, and conntrack puts P back in
+ *                     the answer, which is then a closed port's, field by field)
+ *     }
+ *     with an integrity entry: the service's side of those flows (pending.h),
+ *     after any DNAT is undone, so with the addresses the client dialled
+ *     chain postrouting {  type filter hook postrouting priority 110;
  *       per integrity entry (and address):
  *         tcp sport P ct mark & CT_INTEG ct direction reply
  *                     meta mark set mark & ~MASK | REPLY  queue
@@ -37,7 +52,7 @@
  *     }
  *     with closed_ports = "daemon" (and a protect entry):
  *     chain input_closed {  type filter hook input priority 10;
- *       per protected port (and address), as in chain input:
+ *       per protected port (and address), as in chain prerouting:
  *         tcp dport P  return   (decided there: never queued twice; a valid
  *                                knock to a port nobody listens on gets the
  *                                kernel's RST)
@@ -48,16 +63,24 @@
  *     with translate = "user" only (the delta rides in the conntrack mark):
  *     chain output {  type filter hook output priority -150;
  *       ip daddr D tcp dport P tcp flags & (syn|ack) != syn  meta mark set ct mark  queue }
- *     chain prerouting {  type filter hook prerouting priority -150;
+ *     chain input {  type filter hook input priority -150;
  *       ip saddr D tcp sport P  meta mark set ct mark  queue }
  *   }
  *
- * Input priority -10: after conntrack (-200) so ct state and mark are known,
- * and before the usual filter chains at 0.  The client's SYN chain runs
+ * Prerouting priority -150: after conntrack (-200) so ct state and mark are
+ * known, and before DNAT (-100), so a SYN still carries the destination the
+ * client dialled, which its knock covers: a port forward or a container's
+ * published port on this host is protected by the port the client dials.
+ * Loopback traffic passes prerouting too.  The client's SYN chain runs
  * before conntrack, so the daemon can create the flow's entry first.
  * input_closed runs at 10, after the usual filter chains: a port another
  * firewall drops is never answered by us; bypass, since without the daemon
  * the kernel's own answer is the right one.
+ *
+ * Each hook the daemon queues from tells the roles apart (workers.c):
+ * prerouting and postrouting are the server's, output the client's; input
+ * carries the client's incoming user-path segments, which all have ACK or
+ * RST, and input_closed's probes, which have neither.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -71,7 +94,14 @@
 #include "nftrules.h"
 
 enum {
-	CHAIN_PRIORITY = -10,
+	SERVER_PRIORITY = -150,		/* after conntrack, before DNAT */
+	/*
+	 * Before DNAT's own -100: nat chains of equal priority run newest
+	 * first, so another table's DNAT (Docker's, re-created after ours)
+	 * would otherwise take a SYN the daemon never let through.
+	 */
+	NAT_PRIORITY = -110,
+	REPLY_PRIORITY = 110,		/* after SNAT, and after DNAT undone */
 	CLOSED_PRIORITY = 10,
 	RAW_PRIORITY = -300,
 	USER_PRIORITY = -150,
@@ -79,12 +109,13 @@ enum {
 };
 
 static const struct nftplan_chain_def chains[CH_MAX] = {
-	[CH_INPUT] = { "input", NF_INET_LOCAL_IN, CHAIN_PRIORITY },
-	[CH_INPUT_CLOSED] = { "input_closed", NF_INET_LOCAL_IN, CLOSED_PRIORITY },
-	[CH_OUTPUT_INTEG] = { "output_integ", NF_INET_LOCAL_OUT, CHAIN_PRIORITY },
-	[CH_OUTPUT_RAW] = { "output_raw", NF_INET_LOCAL_OUT, RAW_PRIORITY },
-	[CH_OUTPUT] = { "output", NF_INET_LOCAL_OUT, USER_PRIORITY },
-	[CH_PREROUTING] = { "prerouting", NF_INET_PRE_ROUTING, USER_PRIORITY },
+	[CH_PREROUTING] = { "prerouting", "filter", NF_INET_PRE_ROUTING, SERVER_PRIORITY },
+	[CH_PREROUTING_NAT] = { "prerouting_nat", "nat", NF_INET_PRE_ROUTING, NAT_PRIORITY },
+	[CH_POSTROUTING] = { "postrouting", "filter", NF_INET_POST_ROUTING, REPLY_PRIORITY },
+	[CH_INPUT] = { "input", "filter", NF_INET_LOCAL_IN, USER_PRIORITY },
+	[CH_INPUT_CLOSED] = { "input_closed", "filter", NF_INET_LOCAL_IN, CLOSED_PRIORITY },
+	[CH_OUTPUT_RAW] = { "output_raw", "filter", NF_INET_LOCAL_OUT, RAW_PRIORITY },
+	[CH_OUTPUT] = { "output", "filter", NF_INET_LOCAL_OUT, USER_PRIORITY },
 };
 
 const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch)
@@ -131,12 +162,24 @@ static void plan_add(struct nftplan *p, enum nftplan_kind k, const struct conf_p
 		     const struct prefix *a)
 {
 	enum nftplan_chain ch = k == RK_CLOSED_SKIP	   ? CH_INPUT_CLOSED
-			   : k == RK_INTEG_REPLY ? CH_OUTPUT_INTEG
-						 : CH_INPUT;
+			   : k == RK_INTEG_REPLY ? CH_POSTROUTING
+			   : k == RK_NAT_REFUSE	   ? CH_PREROUTING_NAT
+						 : CH_PREROUTING;
 
 	plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e ? e->port : 0, .addr = a,
 				    .addr_is_src = k == RK_INTEG_REPLY,
+				    .local = e && ch != CH_INPUT_CLOSED && k != RK_INTEG_REPLY,
 				    .entry_line = e ? e->line : 0 });
+}
+
+/*
+ * Does entry e hide its port with no daemon, through the nat chain?  Not
+ * with on_fail "drop" (silence is its closed port), nor with fail_open
+ * (its SYNs pass when no daemon is there).
+ */
+static bool hides(const struct nftplan *p, const struct conf_protect *e)
+{
+	return !p->bypass && e->on_fail == ON_FAIL_RESET;
 }
 
 static void plan_client(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
@@ -148,6 +191,8 @@ static void plan_client(struct nftplan *p, enum nftplan_kind k, enum nftplan_cha
 
 static void plan_entry(struct nftplan *p, const struct conf_protect *e, const struct prefix *a)
 {
+	if (hides(p, e))
+		plan_add(p, RK_SYN_HIDE, e, a);
 	plan_add(p, RK_SYN, e, a);
 	plan_add(p, e->on_fail == ON_FAIL_RESET ? RK_STRAY_QUEUE : RK_STRAY_DROP, e, a);
 	/*
@@ -171,6 +216,7 @@ static void plan_start(const struct conf *c, struct nftplan *p)
 	p->qnum = c->queue_num;
 	p->qtotal = c->queue_count;
 	p->bypass = c->fail_open;
+	p->refuse_port = c->refuse_port;
 	p->m = c->marks;
 }
 
@@ -187,7 +233,7 @@ int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
 	plan_push(p, (struct nftplan_rule){ .kind = RK_CT_KEEP, .chain = CH_OUTPUT_RAW });
 	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++) {
 		plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, &c->knock[i], false);
-		plan_client(p, RK_CLIENT_IN, CH_PREROUTING, &c->knock[i], true);
+		plan_client(p, RK_CLIENT_IN, CH_INPUT, &c->knock[i], true);
 	}
 	if (p->failed) {
 		nftplan_free(p);
@@ -196,12 +242,12 @@ int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
 	return 0;
 }
 
-/* 0 or -ENOMEM (then nothing is planned). */
-int nftplan_make(const struct conf *c, struct nftplan *p)
+static int make(const struct conf *c, struct nftplan *p, bool hiding)
 {
-	bool integ = false;
+	bool integ = false, hide = false;
 
 	plan_start(c, p);
+	p->hiding = hiding;
 	plan_add(p, RK_MARK_INTEG, NULL, NULL);
 	for (size_t i = 0; i < c->nprotect; i++) {
 		const struct conf_protect *e = &c->protect[i];
@@ -211,6 +257,26 @@ int nftplan_make(const struct conf *c, struct nftplan *p)
 		for (size_t a = 0; a < e->naddrs; a++)
 			plan_entry(p, e, &e->addrs[a]);
 		integ = integ || e->integrity_len > 0;
+		hide = hide || hides(p, e);
+	}
+	if (hide) {
+		/*
+		 * After the queue: a SYN the daemon let through goes on; any
+		 * other to a hiding port (one it refused, or one no daemon saw,
+		 * the queue rule's bypass) is redirected to a closed port.
+		 */
+		plan_push(p, (struct nftplan_rule){ .kind = RK_NAT_ACCEPTED,
+					    .chain = CH_PREROUTING_NAT });
+		for (size_t i = 0; i < c->nprotect; i++) {
+			const struct conf_protect *e = &c->protect[i];
+
+			if (!hides(p, e))
+				continue;
+			if (e->naddrs == 0)
+				plan_add(p, RK_NAT_REFUSE, e, NULL);
+			for (size_t a = 0; a < e->naddrs; a++)
+				plan_add(p, RK_NAT_REFUSE, e, &e->addrs[a]);
+		}
 	}
 	if (integ) {
 		/*
@@ -258,7 +324,7 @@ int nftplan_make(const struct conf *c, struct nftplan *p)
 		plan_client(p, RK_CLIENT_SYN, CH_OUTPUT_RAW, k, false);
 		if (c->translate == TRANSLATE_USER) {
 			plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, k, false);
-			plan_client(p, RK_CLIENT_IN, CH_PREROUTING, k, true);
+			plan_client(p, RK_CLIENT_IN, CH_INPUT, k, true);
 		}
 	}
 	if (p->failed) {
@@ -266,6 +332,17 @@ int nftplan_make(const struct conf *c, struct nftplan *p)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* 0 or -ENOMEM (then nothing is planned). */
+int nftplan_make(const struct conf *c, struct nftplan *p)
+{
+	return make(c, p, false);
+}
+
+int nftplan_make_hiding(const struct conf *c, struct nftplan *p)
+{
+	return make(c, p, true);
 }
 
 /* ------------------------------------------------------------ text form */
@@ -315,16 +392,33 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		print_queue(f, p, true);
 		fputc('\n', f);
 		return;
+	case RK_NAT_ACCEPTED:
+		fprintf(f, "tcp flags & (syn | ack) == syn meta mark & 0x%08x == 0x%08x "
+			   "meta mark set meta mark & 0x%08x counter accept\n",
+			m->mask, m->accepted, keep);
+		return;
 	default:
 		break;
 	}
+	if (r->local)
+		fputs("fib daddr type local ", f);
 	if (r->addr)
 		print_addr(f, r->addr, r->addr_is_src);
 	fprintf(f, "tcp %s %u ", r->addr_is_src ? "sport" : "dport", r->port);
 	switch (r->kind) {
+	case RK_SYN_HIDE:
 	case RK_SYN:
-		fputs("tcp flags & (syn | ack) == syn counter ", f);
-		print_queue(f, p, false);
+		fputs("tcp flags & (syn | ack) == syn ", f);
+		if (r->kind == RK_SYN_HIDE)
+			fputs("iif != \"lo\" ct state new ", f);
+		fprintf(f, "meta mark set meta mark & 0x%08x counter ", keep);
+		if (r->kind == RK_SYN_HIDE && p->hiding)
+			fputs("accept", f);
+		else
+			print_queue(f, p, r->kind == RK_SYN_HIDE);
+		break;
+	case RK_NAT_REFUSE:
+		fprintf(f, "tcp flags & (syn | ack) == syn counter redirect to :%u", p->refuse_port);
 		break;
 	case RK_STRAY_QUEUE:
 		fputs("tcp flags & (syn | ack | rst) == 0x0 counter ", f);
@@ -402,7 +496,7 @@ void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f)
 		if (!p->used[ch])
 			continue;
 		fprintf(f, "\tchain %s {\n", chains[ch].name);
-		fprintf(f, "\t\ttype filter hook %s priority %d; policy accept;\n",
+		fprintf(f, "\t\ttype %s hook %s priority %d; policy accept;\n", chains[ch].type,
 			hook_names[chains[ch].hook], chains[ch].priority);
 		for (size_t i = 0; i < p->n; i++)
 			if (p->r[i].chain == (enum nftplan_chain)ch)
@@ -421,8 +515,13 @@ static const char *kind_name(enum nftplan_kind k)
 	switch (k) {
 	case RK_MARK_INTEG:
 		return "integrity flag rule";
+	case RK_SYN_HIDE:
 	case RK_SYN:
 		return "knock rule";
+	case RK_NAT_ACCEPTED:
+		return "accepted-knock nat rule";
+	case RK_NAT_REFUSE:
+		return "refusal nat rule (redirect to rules.refuse_port)";
 	case RK_STRAY_QUEUE:
 	case RK_STRAY_DROP:
 	case RK_NOCONN:
@@ -455,8 +554,8 @@ void nftplan_rule_what(const struct nftplan_rule *ru, char *buf, size_t len)
 	if (ru->port)
 		snprintf(buf, len, "%s for port %u (%s entry at line %d)", kind_name(ru->kind),
 			 ru->port,
-			 ru->chain == CH_INPUT || ru->chain == CH_INPUT_CLOSED ||
-					 ru->chain == CH_OUTPUT_INTEG
+			 ru->chain == CH_PREROUTING || ru->chain == CH_PREROUTING_NAT ||
+					 ru->chain == CH_INPUT_CLOSED || ru->chain == CH_POSTROUTING
 				 ? "protect"
 				 : "knock",
 			 ru->entry_line);

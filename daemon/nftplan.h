@@ -18,11 +18,19 @@
 #include "marks.h"
 
 enum nftplan_chain {
-	CH_INPUT, CH_INPUT_CLOSED, CH_OUTPUT_INTEG, CH_OUTPUT_RAW, CH_OUTPUT, CH_PREROUTING, CH_MAX
+	CH_PREROUTING,		/* the server's: before DNAT, what the client dialled */
+	CH_PREROUTING_NAT,	/* refused SYNs to a closed port (nat) */
+	CH_POSTROUTING,		/* the service's side of integrity flows, after un-NAT */
+	CH_INPUT,		/* the client's user path, incoming */
+	CH_INPUT_CLOSED,	/* closed_ports "daemon" */
+	CH_OUTPUT_RAW,		/* the client's SYNs, before conntrack */
+	CH_OUTPUT,		/* the client's user path, outgoing */
+	CH_MAX
 };
 
 struct nftplan_chain_def {
 	const char *name;
+	const char *type;	/* "filter" or "nat" */
 	uint32_t hook;		/* NF_INET_* */
 	int priority;
 };
@@ -32,7 +40,10 @@ const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch);
 
 enum nftplan_kind {
 	RK_MARK_INTEG,		/* our REPEAT verdict for a valid integrity SYN */
-	RK_SYN,			/* new SYNs to a protected port: queue */
+	RK_SYN_HIDE,		/* new SYNs to a protected port: queue, bypass */
+	RK_SYN,			/* the other SYNs to it (invalid, untracked, loopback): queue */
+	RK_NAT_ACCEPTED,	/* a SYN the daemon let through: no redirect */
+	RK_NAT_REFUSE,		/* any other: redirect to rules.refuse_port */
 	RK_STRAY_QUEUE,		/* FIN/NULL/Xmas: queue, answered like a closed port */
 	RK_STRAY_DROP,		/* on_fail "drop": anything not a SYN, untracked: drop */
 	RK_NOCONN,		/* reset: not a SYN, no connection conntrack knows: queue */
@@ -54,6 +65,7 @@ struct nftplan_rule {
 	uint16_t port;
 	const struct prefix *addr;	/* NULL: any local address */
 	bool addr_is_src;		/* match addr as source (incoming client flows) */
+	bool local;			/* only to this host's own addresses (fib) */
 	int entry_line;
 	uint8_t value;			/* RK_CLOSED_SOCKET: the socket's transparent flag */
 };
@@ -65,11 +77,21 @@ struct nftplan {
 	bool used[CH_MAX];
 	uint16_t qnum, qtotal;
 	bool bypass;
+	uint16_t refuse_port;		/* rules.refuse_port */
+	bool hiding;			/* no daemon to queue SYNs to (nftplan_make_hiding) */
 	struct kgw_marks m;		/* rules.mark_mask, rules.ct_mark_bit */
 };
 
 /* The table for c; 0 or -ENOMEM (then nothing is planned). */
 int nftplan_make(const struct conf *c, struct nftplan *p);
+
+/*
+ * The table a daemon leaves when it stops with on_stop "hide": the same,
+ * but a hiding port's new SYNs go to the nat chain without the queue, so
+ * the queues can be drained and closed while every SYN is refused like a
+ * closed port.  0 or -ENOMEM (then nothing is planned).
+ */
+int nftplan_make_hiding(const struct conf *c, struct nftplan *p);
 
 /*
  * What must outlive the daemon while translated client flows are open (see
