@@ -46,7 +46,9 @@
  *                 window is 0] 1..604800, native: >= 3*window;
  *                 addresses [all] = [ "addr" or "addr/len", ... ]; }, ... )
  *   knock   = ( { dst "addr" or "addr/len"; port; mode; key "name";
- *                 integrity_len [0]; window [30] (native only); }, ... )
+ *                 integrity_len [0]; window [30] (native only);
+ *                 from [none] = [ "addr/len", ... ] (1..16, no two overlapping,
+ *                 at least one of dst's family; integrity_len 0 only); }, ... )
  */
 #ifndef KNOCKGW_CONF_H
 #define KNOCKGW_CONF_H
@@ -68,6 +70,7 @@ enum {
 	CONF_MAX_KNOCK = 256,
 	CONF_MAX_ENTRY_KEYS = 16,
 	CONF_MAX_ADDRS = 16,
+	CONF_MAX_FROM = 16,		/* source prefixes a knock entry knocks for */
 	CONF_MAX_ERRORS = 32,
 	CONF_ERR_LEN = 512,
 	CONF_MAX_INCLUDES = 32,		/* @include'd files, in all */
@@ -90,7 +93,7 @@ enum closed_ports { CLOSED_KERNEL, CLOSED_DAEMON };
  */
 enum conf_line { CL_NONE, CL_QUEUE_NUM, CL_QUEUE_COUNT, CL_HOLD_BYTES, CL_HOLD_FLOW_BYTES, CL_MAX };
 enum entry_line { EL_NONE, EL_PORT, EL_KEYS, EL_INTEGRITY_LEN, EL_WINDOW, EL_REPLAY_TTL, EL_DST,
-		  EL_KEY, EL_MAX };
+		  EL_KEY, EL_FROM, EL_MAX };
 
 struct conf_key {
 	char name[CONF_NAME_MAX];
@@ -126,6 +129,13 @@ struct conf_knock {
 	uint16_t integrity_len;
 	uint32_t window;
 	bool has_window;		/* "window" was written (knock mode rejects it) */
+	/*
+	 * Gateway client role: SYNs from these sources that this host routes
+	 * to dst:port get the knock too (0: only this host's own SYNs).
+	 * Either family; those of dst's family are the ones that apply.
+	 */
+	size_t nfrom;
+	struct prefix from[CONF_MAX_FROM];
 	int lines[EL_MAX];		/* enum entry_line */
 };
 

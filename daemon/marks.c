@@ -26,6 +26,7 @@ int kgw_marks_make(uint32_t mask, uint32_t ct_bit, struct kgw_marks *ret)
 		.reply = 2u << shift,
 		.invalid = 3u << shift,
 		.noconn = 4u << shift,
+		.fwd = 5u << shift,
 		.ct_integ = ct_bit,
 	};
 	return 0;

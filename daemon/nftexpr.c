@@ -137,14 +137,17 @@ static void x_queue(struct nftnl_rule *r, const struct nftplan *p, enum nft_queu
 	nftnl_rule_add_expr(r, e);
 }
 
-static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src)
+/* dep: the family check nft puts before a rule's first address match. */
+static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src, bool dep)
 {
 	uint8_t nfproto = a->family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
 	uint32_t len = a->family == AF_INET ? 4 : 16;
 	uint8_t mask[16] = { 0 }, zero[16] = { 0 }, want[16];
 
-	x_key(r, KEY_META, NFT_META_NFPROTO, false);
-	x_cmp(r, NFT_CMP_EQ, &nfproto, 1);
+	if (dep) {
+		x_key(r, KEY_META, NFT_META_NFPROTO, false);
+		x_cmp(r, NFT_CMP_EQ, &nfproto, 1);
+	}
 	/* Source at IPv4 offset 12 / IPv6 8, destination at 16 / 24. */
 	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER,
 		  a->family == AF_INET ? (src ? 12 : 16) : (src ? 8 : 24), len);
@@ -249,8 +252,10 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	default:
 		break;
 	}
+	if (ru->from)
+		x_addr(r, ru->from, true, true);
 	if (ru->addr)
-		x_addr(r, ru->addr, ru->addr_is_src);
+		x_addr(r, ru->addr, ru->addr_is_src, !ru->from);
 	x_tcp_port(r, ru->port, ru->addr_is_src);
 	switch (ru->kind) {
 	case RK_SYN:
@@ -312,9 +317,19 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_counter(r);
 		x_queue(r, p, kind, false);
 		break;
+	case RK_CLIENT_FWD_SYN:
+		/* FWD tells the daemon it is a routed SYN, not the server's. */
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		x_key(r, KEY_META, NFT_META_MARK, false);
+		x_bitwise(r, &keep, &m->fwd, sizeof(keep));
+		x_key(r, KEY_META, NFT_META_MARK, true);
+		x_counter(r);
+		x_queue(r, p, kind, false);
+		break;
 	case RK_CLIENT_OUT:
 	case RK_CLIENT_IN:
-		if (ru->kind == RK_CLIENT_OUT)
+	case RK_CLIENT_FWD_OUT:
+		if (ru->kind != RK_CLIENT_IN)
 			x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
 		/* The flow's shift, kept in its conntrack mark, rides to us in
 		 * the packet mark (NFQA_MARK comes with every queued packet). */

@@ -50,11 +50,23 @@
  *       ip daddr D tcp dport P tcp flags & (syn|ack) != syn  meta mark set ct mark  queue }
  *     chain prerouting {  type filter hook prerouting priority -150;
  *       ip saddr D tcp sport P  meta mark set ct mark  queue }
+ *     with `from` in a knock entry (gateway client role), per prefix F of
+ *     dst's family:
+ *     chain prerouting_raw {  type filter hook prerouting priority -300;
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
+ *                   meta mark set mark & ~MASK | FWD  queue }
+ *     and with translate = "user":
+ *     chain forward_user {  type filter hook forward priority -150;
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) != syn
+ *                   meta mark set ct mark  queue }
+ *     (the answers of routed flows come in through prerouting, where the
+ *     chain above already queues everything from D port P).
  *   }
  *
  * Input priority -10: after conntrack (-200) so ct state and mark are known,
  * and before the usual filter chains at 0.  The client's SYN chain runs
- * before conntrack, so the daemon can create the flow's entry first.
+ * before conntrack, so the daemon can create the flow's entry first; so
+ * does the gateway's (prerouting_raw: a routed SYN never passes output).
  * input_closed runs at 10, after the usual filter chains: a port another
  * firewall drops is never answered by us; bypass, since without the daemon
  * the kernel's own answer is the right one.
@@ -85,6 +97,8 @@ static const struct nftplan_chain_def chains[CH_MAX] = {
 	[CH_OUTPUT_RAW] = { "output_raw", NF_INET_LOCAL_OUT, RAW_PRIORITY },
 	[CH_OUTPUT] = { "output", NF_INET_LOCAL_OUT, USER_PRIORITY },
 	[CH_PREROUTING] = { "prerouting", NF_INET_PRE_ROUTING, USER_PRIORITY },
+	[CH_PREROUTING_RAW] = { "prerouting_raw", NF_INET_PRE_ROUTING, RAW_PRIORITY },
+	[CH_FORWARD_USER] = { "forward_user", NF_INET_FORWARD, USER_PRIORITY },
 };
 
 const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch)
@@ -146,6 +160,19 @@ static void plan_client(struct nftplan *p, enum nftplan_kind k, enum nftplan_cha
 				    .addr_is_src = src, .entry_line = e->line });
 }
 
+/* Gateway client role: one rule per `from` prefix of dst's family. */
+static void plan_gateway(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
+			 const struct conf_knock *e)
+{
+	for (size_t i = 0; i < e->nfrom && i < CONF_MAX_FROM; i++) {
+		if (e->from[i].family != e->dst.family)
+			continue;
+		plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e->port,
+					    .addr = &e->dst, .from = &e->from[i],
+					    .entry_line = e->line });
+	}
+}
+
 static void plan_entry(struct nftplan *p, const struct conf_protect *e, const struct prefix *a)
 {
 	plan_add(p, RK_SYN, e, a);
@@ -188,6 +215,7 @@ int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
 	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++) {
 		plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, &c->knock[i], false);
 		plan_client(p, RK_CLIENT_IN, CH_PREROUTING, &c->knock[i], true);
+		plan_gateway(p, RK_CLIENT_FWD_OUT, CH_FORWARD_USER, &c->knock[i]);
 	}
 	if (p->failed) {
 		nftplan_free(p);
@@ -256,9 +284,11 @@ int nftplan_make(const struct conf *c, struct nftplan *p)
 		const struct conf_knock *k = &c->knock[i];
 
 		plan_client(p, RK_CLIENT_SYN, CH_OUTPUT_RAW, k, false);
+		plan_gateway(p, RK_CLIENT_FWD_SYN, CH_PREROUTING_RAW, k);
 		if (c->translate == TRANSLATE_USER) {
 			plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, k, false);
 			plan_client(p, RK_CLIENT_IN, CH_PREROUTING, k, true);
+			plan_gateway(p, RK_CLIENT_FWD_OUT, CH_FORWARD_USER, k);
 		}
 	}
 	if (p->failed) {
@@ -318,6 +348,8 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 	default:
 		break;
 	}
+	if (r->from)
+		print_addr(f, r->from, true);
 	if (r->addr)
 		print_addr(f, r->addr, r->addr_is_src);
 	fprintf(f, "tcp %s %u ", r->addr_is_src ? "sport" : "dport", r->port);
@@ -367,6 +399,16 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		break;
 	case RK_CLIENT_IN:
 		fputs("meta mark set ct mark counter ", f);
+		print_queue(f, p, false);
+		break;
+	case RK_CLIENT_FWD_SYN:
+		fprintf(f, "tcp flags & (syn | ack) == syn "
+			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
+			keep, m->fwd);
+		print_queue(f, p, false);
+		break;
+	case RK_CLIENT_FWD_OUT:
+		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);
 		print_queue(f, p, false);
 		break;
 	case RK_CLOSED_SKIP:
@@ -438,6 +480,10 @@ static const char *kind_name(enum nftplan_kind k)
 	case RK_CLIENT_OUT:
 	case RK_CLIENT_IN:
 		return "client translation rule";
+	case RK_CLIENT_FWD_SYN:
+		return "gateway knock rule";
+	case RK_CLIENT_FWD_OUT:
+		return "gateway translation rule";
 	case RK_CT_KEEP:
 		return "conntrack keeper rule";
 	case RK_CLOSED_SKIP:

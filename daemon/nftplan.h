@@ -18,7 +18,10 @@
 #include "marks.h"
 
 enum nftplan_chain {
-	CH_INPUT, CH_INPUT_CLOSED, CH_OUTPUT_INTEG, CH_OUTPUT_RAW, CH_OUTPUT, CH_PREROUTING, CH_MAX
+	CH_INPUT, CH_INPUT_CLOSED, CH_OUTPUT_INTEG, CH_OUTPUT_RAW, CH_OUTPUT, CH_PREROUTING,
+	CH_PREROUTING_RAW,	/* gateway client role: routed SYNs, before conntrack */
+	CH_FORWARD_USER,	/* ... user path: the routed flows' outgoing packets */
+	CH_MAX
 };
 
 struct nftplan_chain_def {
@@ -41,7 +44,9 @@ enum nftplan_kind {
 	RK_INTEG_REPLY,		/* the service's side of those flows: mark, queue */
 	RK_CLIENT_SYN,		/* this host's SYNs to a knock destination: queue */
 	RK_CLIENT_OUT,		/* user path: later outgoing packets of such flows */
-	RK_CLIENT_IN,		/* user path: their incoming packets */
+	RK_CLIENT_IN,		/* user path: their incoming packets (routed ones too) */
+	RK_CLIENT_FWD_SYN,	/* routed SYNs from a `from` prefix to a knock destination */
+	RK_CLIENT_FWD_OUT,	/* user path: later packets of those flows, going out */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
 	RK_CLOSED_SKIP,		/* closed_ports "daemon": a protected port, the input chain's */
 	RK_CLOSED_SOCKET,	/* ... a socket answers (value = transparent) */
@@ -53,6 +58,7 @@ struct nftplan_rule {
 	enum nftplan_chain chain;
 	uint16_t port;
 	const struct prefix *addr;	/* NULL: any local address */
+	const struct prefix *from;	/* gateway rules: the source prefix, matched first */
 	bool addr_is_src;		/* match addr as source (incoming client flows) */
 	int entry_line;
 	uint8_t value;			/* RK_CLOSED_SOCKET: the socket's transparent flag */
