@@ -14,8 +14,9 @@
  * to this host's sockets; conf_validate refuses integrity with `from`);
  * and its conntrack entry carries the source NAT a masquerade would give
  * (gwnat.h), since the kernel sets up none for an entry made before the
- * SYN.  Later packets of such a flow come from the forward hook (out) and
- * prerouting (in), like a local flow's from output and prerouting.
+ * SYN.  Later packets of such a flow come from the forward hook, both ways
+ * (forward_dir tells them apart), as a local flow's come from output and
+ * input.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -315,6 +316,27 @@ static void translate(struct client *c, struct nfqueue *q, const struct nfqueue_
 	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, p->data, p->caplen, 0);
 }
 
+bool client_wants_routed(const struct client *c, const struct nfqueue_packet *p)
+{
+	const struct kgw_marks *m = &c->conf->marks;
+
+	return p->hook == NF_INET_PRE_ROUTING && kgw_mark_code(m, p->mark) == m->fwd;
+}
+
+/*
+ * At forward (user path), a routed flow's segment goes out when its
+ * destination is a knock entry's and its source in that entry's `from`;
+ * otherwise it is an answer.
+ */
+static enum seq_dir forward_dir(const struct client *c, const uint8_t *pkt,
+				const struct pkt_view *v)
+{
+	return conf_find_knock_from(c->conf, v->family, pkt_src(pkt, v), pkt_dst(pkt, v),
+				    v->dport)
+		       ? SEQ_OUT
+		       : SEQ_IN;
+}
+
 void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p)
 {
 	struct pkt_view v;
@@ -325,14 +347,15 @@ void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_pac
 		return;
 	}
 	bool syn = (v.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN;
-	const struct kgw_marks *m = &c->conf->marks;
 
 	if (p->hook == NF_INET_LOCAL_OUT && syn)
 		knock_syn(c, q, p, &v, false);
-	else if (p->hook == NF_INET_PRE_ROUTING && syn && kgw_mark_code(m, p->mark) == m->fwd)
+	else if (syn && client_wants_routed(c, p))
 		knock_syn(c, q, p, &v, true);
-	else if (p->hook == NF_INET_LOCAL_OUT || p->hook == NF_INET_FORWARD)
+	else if (p->hook == NF_INET_LOCAL_OUT)
 		translate(c, q, p, &v, SEQ_OUT);
+	else if (p->hook == NF_INET_FORWARD)
+		translate(c, q, p, &v, forward_dir(c, p->data, &v));
 	else
 		translate(c, q, p, &v, SEQ_IN);
 }

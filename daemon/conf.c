@@ -84,6 +84,8 @@ void conf_defaults(struct conf *c)
 	c->log_level = LOG_INFO;
 	c->translate = TRANSLATE_KERNEL;
 	c->closed_ports = CLOSED_KERNEL;
+	c->on_stop = ON_STOP_HIDE;
+	c->refuse_port = 1;
 	snprintf(c->control_socket, sizeof(c->control_socket), "/run/knockgw/control.sock");
 	c->max_flows = 65536;
 	c->max_replay = 65536;

@@ -27,7 +27,9 @@
  *               maxlen [4096] 16..1048576; };
  *   rules   = { manage [true]; table ["knockgw"] [A-Za-z0-9_]{1,32};
  *               mark_mask [0x7f000000] one run of >= 3 bits;
- *               ct_mark_bit [0x40000000] one bit; };
+ *               ct_mark_bit [0x40000000] one bit;
+ *               refuse_port [1] 1..65535, no protected port; };
+ *   on_stop ["hide"] hide|open;
  *   log_level ["info"] debug|info|notice|warning|error;
  *   translate ["kernel"] kernel|user;
  *   closed_ports ["kernel"] kernel|daemon;
@@ -85,13 +87,23 @@ enum translate { TRANSLATE_KERNEL, TRANSLATE_USER };
  * refused knock, so that the two cannot be told apart by their timing.
  */
 enum closed_ports { CLOSED_KERNEL, CLOSED_DAEMON };
+/*
+ * What the table does once the daemon is gone: "hide" keeps it, so that a
+ * protected port answers every SYN like a closed port until the next start
+ * replaces it; "open" deletes it (the ports are then as the services make
+ * them).
+ */
+enum on_stop { ON_STOP_HIDE, ON_STOP_OPEN };
 
 /*
  * The lines of the settings conf_validate() quotes, recorded by the loader
  * in the slot the setting's schema row names (0: not written; messages then
  * quote the entry's own line).  Slot 0 is no slot.
  */
-enum conf_line { CL_NONE, CL_QUEUE_NUM, CL_QUEUE_COUNT, CL_HOLD_BYTES, CL_HOLD_FLOW_BYTES, CL_MAX };
+enum conf_line {
+	CL_NONE, CL_QUEUE_NUM, CL_QUEUE_COUNT, CL_HOLD_BYTES, CL_HOLD_FLOW_BYTES, CL_FAIL_OPEN,
+	CL_ON_STOP, CL_REFUSE_PORT, CL_MAX
+};
 enum entry_line { EL_NONE, EL_PORT, EL_KEYS, EL_INTEGRITY_LEN, EL_WINDOW, EL_REPLAY_TTL, EL_DST,
 		  EL_KEY, EL_FROM, EL_MAX };
 
@@ -150,6 +162,8 @@ struct conf {
 	bool rules_manage;
 	char table[CONF_NAME_MAX];
 	uint32_t mark_mask, ct_mark_bit;	/* rules.mark_mask, rules.ct_mark_bit */
+	uint16_t refuse_port;		/* rules.refuse_port: where refused SYNs are sent */
+	enum on_stop on_stop;
 	struct kgw_marks marks;		/* made from them once the file is valid */
 
 	int log_level;			/* syslog LOG_* value */

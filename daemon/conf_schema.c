@@ -54,6 +54,9 @@ static const struct word translate_words[] = {
 static const struct word closed_words[] = {
 	{ "kernel", CLOSED_KERNEL }, { "daemon", CLOSED_DAEMON }, { NULL, 0 },
 };
+static const struct word on_stop_words[] = {
+	{ "hide", ON_STOP_HIDE }, { "open", ON_STOP_OPEN }, { NULL, 0 },
+};
 static const struct word log_words[] = {
 	{ "debug", LOG_DEBUG }, { "info", LOG_INFO }, { "notice", LOG_NOTICE },
 	{ "warning", LOG_WARNING }, { "error", LOG_ERR }, { NULL, 0 },
@@ -243,7 +246,7 @@ static bool store_key_ref(struct loader *ld, const config_setting_t *s, const ch
 static const struct srow queue_rows[] = {
 	{ "num", INT(struct conf, queue_num, 0, 65535), .line = CL_QUEUE_NUM },
 	{ "count", INT(struct conf, queue_count, 1, 16), .line = CL_QUEUE_COUNT },
-	{ "fail_open", BOOL(struct conf, fail_open) },
+	{ "fail_open", BOOL(struct conf, fail_open), .line = CL_FAIL_OPEN },
 	{ "maxlen", INT(struct conf, queue_maxlen, 16, 1048576) },
 	END,
 };
@@ -254,6 +257,7 @@ static const struct srow rules_rows[] = {
 	{ "ct_mark_bit", INT(struct conf, ct_mark_bit, 1, 0xffffffffLL),
 	  .check = check_ct_mark_bit },
 	{ "table", .type = ST_STRING, .store = store_table },
+	{ "refuse_port", INT(struct conf, refuse_port, 1, 65535), .line = CL_REFUSE_PORT },
 	END,
 };
 
@@ -311,6 +315,7 @@ static const struct srow root_rows[] = {
 	{ "log_level", WORD(struct conf, log_level, log_words) },
 	{ "translate", WORD(struct conf, translate, translate_words) },
 	{ "closed_ports", WORD(struct conf, closed_ports, closed_words) },
+	{ "on_stop", WORD(struct conf, on_stop, on_stop_words), .line = CL_ON_STOP },
 	{ "control_socket", .type = ST_STRING, .store = store_socket },
 	{ "limits", .type = ST_GROUP, .rows = limits_rows },
 	{ "guessing", .type = ST_GROUP, .rows = guessing_rows },

@@ -85,6 +85,14 @@ static void validate_globals(struct vctx *v)
 		verr(v, at(c->lines[CL_HOLD_FLOW_BYTES], c->lines[CL_HOLD_BYTES]),
 		     "limits.hold_flow_bytes %u exceeds limits.hold_bytes %u",
 		     (unsigned)c->hold_flow_bytes, (unsigned)c->hold_bytes);
+	/*
+	 * fail_open lets queued SYNs through while no daemon runs; a table
+	 * that stays to hide the ports would then show them instead.
+	 */
+	if (c->fail_open && c->on_stop == ON_STOP_HIDE)
+		verr(v, at(c->lines[CL_FAIL_OPEN], c->lines[CL_ON_STOP]),
+		     "queue.fail_open = true lets protected ports open while no daemon runs; "
+		     "it needs on_stop = \"open\"");
 }
 
 static void validate_keys(struct vctx *v, size_t nkeys)
@@ -190,6 +198,12 @@ static void validate_protect(struct vctx *v, size_t idx, size_t nkeys)
 		     (unsigned)p->replay_ttl, min_ttl);
 
 	bounded(v, p->line, p->naddrs, CONF_MAX_ADDRS, "addresses in a protect entry");
+
+	/* Refused SYNs are sent to refuse_port, which must answer as closed. */
+	if (p->port == c->refuse_port)
+		verr(v, at(p->lines[EL_PORT], p->line),
+		     "port %u is rules.refuse_port, where refused SYNs are sent; "
+		     "set rules.refuse_port to a port nobody listens on", (unsigned)p->port);
 
 	for (size_t j = 0; j < idx; j++) {
 		if (protect_overlap(&c->protect[j], p)) {

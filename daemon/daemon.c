@@ -20,6 +20,7 @@
 
 #include "ctnl.h"
 #include "daemon.h"
+#include "tablelife.h"
 #include "reload.h"
 #include "stats.h"
 
@@ -231,47 +232,6 @@ static int drop_capabilities(int *ret_kept)
 
 /* --------------------------------------------------------------- table */
 
-static bool is_knock_dst(int family, const uint8_t *dst, uint16_t port, const void *arg)
-{
-	return conf_find_knock(arg, family, dst, port) != NULL;
-}
-
-/*
- * On stop the table goes, except when translated client flows are still
- * open: conntrack, and with it their sequence adjustment, runs in a
- * namespace only while some rule uses it.  Then a keeper table stays (no
- * knocking, no refusing), which the next start replaces.  The count takes
- * a conntrack socket of its own: the queue threads still run theirs.
- */
-static void remove_table(struct knockgw *kg)
-{
-	const struct conf *c = kg->conf;
-	char err[512];
-	long open = 0;
-
-	if (c->nknock > 0) {
-		struct ctnl *ct = ctnl_open();
-
-		if (ct) {
-			open = ctnl_count_translated(ct, is_knock_dst, c);
-			ctnl_close(ct);
-		}
-	}
-	if (open > 0) {
-		if (nftrules_install_keeper(c, kg->queue_kind, err, sizeof(err)) == 0) {
-			log_notice("%ld translated connection(s) still open: table inet %s keeps "
-				   "only what they need (conntrack%s); the next start replaces it, "
-				   "`nft delete table inet %s` removes it", open, c->table,
-				   c->translate == TRANSLATE_USER ? ", queueing their packets" : "",
-				   c->table);
-			return;
-		}
-		log_warnx("cannot leave the keeper table: %s; deleting the table", err);
-	}
-	if (nftrules_remove(c->table) < 0)
-		log_warnx("cannot delete table inet %s", c->table);
-}
-
 /*
  * Someone deleted our table (nft flush ruleset, a careless script): the
  * protected ports would be open and the client would stop knocking.  Put
@@ -473,6 +433,8 @@ static int start(struct knockgw *kg)
 	}
 	log_info("using the %s queue",
 		 kg->queue_kind == NFT_QUEUE_NATIVE ? "native nft" : "xtables NFQUEUE (nft compat)");
+	if (tablelife_refuse_port_ok(kg->conf) < 0)
+		return -EADDRINUSE;
 	if (replay_init(&kg->replay, kg->conf->max_replay) < 0) {
 		log_warnx("cannot allocate the replay table");
 		return -ENOMEM;
@@ -547,18 +509,21 @@ int daemon_run(struct knockgw *kg)
 	ret = r == 0 ? 0 : 1;
 out:
 	sd_notify(0, "STOPPING=1");
-	if (kg->table_installed && ret == 0) {
-		remove_table(kg);
+	if (kg->table_installed && ret == 0 && kg->conf->on_stop == ON_STOP_HIDE) {
+		tablelife_hide(kg->conf, kg->queue_kind);
+	} else if (kg->table_installed && ret == 0) {
+		tablelife_remove(kg->conf, kg->queue_kind);
 	} else if (kg->table_installed) {
 		/*
 		 * An error stop (a queue that failed): deleting the table would
 		 * open every protected port until the next start, and with
 		 * Restart=on-failure that may never come.  It stays: with
-		 * nobody reading the queue, what it queues is dropped.
+		 * nobody reading the queue, SYNs are refused like a closed
+		 * port's and the rest of what it queues is dropped.
 		 */
 		log_warnx("stopping on an error: table inet %s stays, so protected ports stay "
-			  "closed until the next start (`nft delete table inet %s` removes it)",
-			  kg->conf->table, kg->conf->table);
+			  "closed until the next start (`knockgw flush` removes it)",
+			  kg->conf->table);
 	}
 	if (kg->workers_open)
 		workers_stop(&kg->workers);

@@ -86,6 +86,7 @@ void daemon_free_conf(struct conf *c);
  */
 int daemon_run(struct knockgw *kg);
 
+
 /* Monotonic or real-time clock, in ms. */
 uint64_t daemon_now_ms(int clock_id);
 

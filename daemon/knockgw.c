@@ -5,6 +5,7 @@
  *   knockgw genkey                     print a new base64 32-byte key
  *   knockgw print-rules [-c FILE]      print the nft ruleset it would install
  *   knockgw status [-c FILE] [--json]  counters and flows of the running daemon
+ *   knockgw flush [-c FILE]            remove the table a stopped daemon left
  *
  * This file is the command line: the subcommands, and the `status` client.
  * Running the daemon is daemon.h; the queue threads are workers.h; the
@@ -19,6 +20,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -38,7 +41,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: knockgw [-c FILE] [-f] [-n] [-v]\n"
 		   "       knockgw genkey\n"
 		   "       knockgw print-rules [-c FILE]\n"
-		   "       knockgw status [-c FILE] [--json]\n");
+		   "       knockgw status [-c FILE] [--json]\n"
+		   "       knockgw flush [-c FILE]\n");
 }
 
 /* Secrets must not leak through a core dump or a ptrace by another user. */
@@ -139,10 +143,63 @@ static int cmd_status(const char *path, bool json)
 	return r;
 }
 
+/* ------------------------------------------------------------- flush */
+
+/* Does a daemon listen on the control socket at path? */
+static bool daemon_listening(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool up;
+
+	if (fd < 0)
+		return false;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	up = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return up;
+}
+
+/*
+ * `knockgw flush`: removes the table a stopped daemon left to hide its
+ * ports (on_stop "hide"), by hand.  Not under a running daemon, which
+ * would put it back at its next check: that is `systemctl stop`'s job.
+ */
+static int cmd_flush(const char *path)
+{
+	struct conf *c = daemon_load_conf(path, false);
+	int r;
+
+	if (!c)
+		return 1;
+	if (daemon_listening(c->control_socket)) {
+		fprintf(stderr, "knockgw: a daemon answers on %s and would put table inet %s back; "
+				"stop it first (systemctl stop knockgw)\n",
+			c->control_socket, c->table);
+		daemon_free_conf(c);
+		return 1;
+	}
+	r = nftrules_present(c->table);
+	if (r == 0) {
+		printf("no table inet %s: nothing to remove\n", c->table);
+	} else if (r > 0 && (r = nftrules_remove(c->table)) == 0) {
+		printf("table inet %s removed: protected ports are now as their services make "
+		       "them (open where one listens)\n", c->table);
+	} else {
+		fprintf(stderr, "knockgw: cannot remove table inet %s: %s\n", c->table,
+			strerror(-r));
+		daemon_free_conf(c);
+		return 1;
+	}
+	daemon_free_conf(c);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *conf_path = DEFAULT_CONF;
 	bool foreground = false, check_only = false, print_rules = false, status = false;
+	bool flush = false;
 	bool json = false;
 	int verbose = 0;
 	int ch;
@@ -161,6 +218,10 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "print-rules") == 0) {
 		print_rules = true;
+		argc--;
+		argv++;
+	} else if (argc >= 2 && strcmp(argv[1], "flush") == 0) {
+		flush = true;
 		argc--;
 		argv++;
 	} else if (argc >= 2 && strcmp(argv[1], "status") == 0) {
@@ -206,6 +267,8 @@ int main(int argc, char **argv)
 	}
 	if (status)
 		return cmd_status(conf_path, json);
+	if (flush)
+		return cmd_flush(conf_path);
 
 	struct conf *conf = daemon_load_conf(conf_path, false);
 	if (!conf)

@@ -26,7 +26,8 @@ int kgw_marks_make(uint32_t mask, uint32_t ct_bit, struct kgw_marks *ret)
 		.reply = 2u << shift,
 		.invalid = 3u << shift,
 		.noconn = 4u << shift,
-		.fwd = 5u << shift,
+		.accepted = 5u << shift,
+		.fwd = 6u << shift,
 		.ct_integ = ct_bit,
 	};
 	return 0;

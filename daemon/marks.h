@@ -15,6 +15,11 @@
  *     bit later is done over ctnetlink (ctnl_set_mark), not by a mark;
  *   - rules that queue put REPLY, INVALID or NOCONN there, so the daemon
  *     knows why a packet came; the integrity rule clears the field;
+ *   - the daemon lets a SYN to a protected port through with ACCEPTED
+ *     there: the nat rule after the queue sends every other SYN to that
+ *     port (one the daemon refused, or one no daemon saw) to a closed port,
+ *     and lets this one go, clearing the code.  The knock rule clears our
+ *     bits before it queues, so ACCEPTED only comes from a verdict;
  *   - the gateway client role's SYN rule puts FWD there: a SYN this host
  *     routes, from a knock entry's `from` prefix (the daemon hands it back
  *     with our bits cleared).
@@ -31,7 +36,7 @@
 enum {
 	KGW_MARK_MASK_DEFAULT = 0x7f000000,
 	KGW_CTMARK_DEFAULT = 0x40000000,
-	KGW_MARK_BITS_MIN = 3,		/* five codes and "none" */
+	KGW_MARK_BITS_MIN = 3,		/* six codes and "none" */
 };
 
 struct kgw_marks {
@@ -40,12 +45,13 @@ struct kgw_marks {
 	uint32_t reply;		/* the output rule's: the service's integrity segment */
 	uint32_t invalid;	/* a rule's: conntrack called it invalid */
 	uint32_t noconn;	/* a rule's: conntrack knows no connection for it */
-	uint32_t fwd;		/* a routed SYN for the gateway client role */
+	uint32_t accepted;	/* the daemon's: a SYN it let through */
+	uint32_t fwd;		/* the gateway's rule: a routed SYN to knock */
 	uint32_t ct_integ;	/* conntrack mark bit: the flow awaits its bytes */
 };
 
 /*
- * Codes 1..5 at the lowest bit of mask.  0, or -EINVAL when mask is not one
+ * Codes 1..6 at the lowest bit of mask.  0, or -EINVAL when mask is not one
  * run of at least KGW_MARK_BITS_MIN bits or ct_bit is not exactly one bit.
  */
 int kgw_marks_make(uint32_t mask, uint32_t ct_bit, struct kgw_marks *ret);

@@ -124,7 +124,7 @@ void nftbatch_chain(struct nftbatch *bt, const char *table, enum nftplan_chain c
 	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, d->name);
 	nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, d->hook);
 	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, d->priority);
-	nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, d->type);
 	nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
 	snprintf(what, sizeof(what), "chain %s", d->name);
 	nftnl_chain_nlmsg_build_payload(batch_msg(bt, NFT_MSG_NEWCHAIN, NLM_F_CREATE, what), c);

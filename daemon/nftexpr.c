@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/x_tables.h>
 #include <linux/netfilter/xt_NFQUEUE.h>
@@ -29,6 +30,8 @@ enum {
 	TCP_ACK_BIT = 0x10,
 	CT_STATE_NEW_OR_INVALID = NF_CT_STATE_INVALID_BIT | NF_CT_STATE_BIT(IP_CT_NEW),
 	CT_STATE_NEW_OR_UNTRACKED = NF_CT_STATE_BIT(IP_CT_NEW) | NF_CT_STATE_UNTRACKED_BIT,
+	LOOPBACK_IFINDEX = 1,		/* lo, in every network namespace */
+	RTN_LOCAL_TYPE = 2,		/* RTN_LOCAL: an address of this host */
 };
 
 /* The keyed expressions: a packet's meta data and its conntrack entry. */
@@ -160,6 +163,44 @@ static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src, bool 
 	x_cmp(r, NFT_CMP_EQ, want, len);
 }
 
+/* fib daddr type local: the destination is one of this host's addresses. */
+static void x_fib_local(struct nftnl_rule *r)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("fib");
+	uint32_t local = RTN_LOCAL_TYPE;
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS, NFTA_FIB_F_DADDR);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	x_cmp(r, NFT_CMP_EQ, &local, sizeof(local));
+}
+
+/* redirect to :port (this host's address, that port). */
+static void x_redirect(struct nftnl_rule *r, uint16_t port)
+{
+	struct nftnl_expr *imm = nftnl_expr_alloc("immediate");
+	struct nftnl_expr *e = nftnl_expr_alloc("redir");
+	uint16_t be = htons(port);
+
+	nftnl_expr_set_u32(imm, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+	nftnl_expr_set(imm, NFTNL_EXPR_IMM_DATA, &be, sizeof(be));
+	nftnl_rule_add_expr(r, imm);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
+	nftnl_rule_add_expr(r, e);
+}
+
+/* Our bits of the packet mark cleared, the rest kept. */
+static void x_clear_ours(struct nftnl_rule *r, const struct kgw_marks *m)
+{
+	uint32_t keep = ~m->mask, zero = 0;
+
+	x_key(r, KEY_META, NFT_META_MARK, false);
+	x_bitwise(r, &keep, &zero, sizeof(keep));
+	x_key(r, KEY_META, NFT_META_MARK, true);
+}
+
 static void x_l4_tcp(struct nftnl_rule *r)
 {
 	uint8_t tcp = IPPROTO_TCP;
@@ -249,19 +290,57 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_counter(r);
 		x_queue(r, p, kind, true);
 		return;
+	case RK_NAT_ACCEPTED:
+		/* Only a verdict sets ACCEPTED: the knock rules clear our bits. */
+		x_l4_tcp(r);
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		x_key(r, KEY_META, NFT_META_MARK, false);
+		x_masked_eq32(r, m->mask, m->accepted, NFT_CMP_EQ);
+		x_clear_ours(r, m);
+		x_counter(r);
+		x_verdict(r, NF_ACCEPT);
+		return;
 	default:
 		break;
 	}
-	if (ru->from)
-		x_addr(r, ru->from, true, true);
-	if (ru->addr)
-		x_addr(r, ru->addr, ru->addr_is_src, !ru->from);
+	if (ru->local)
+		x_fib_local(r);
+	if (ru->from) {
+		/* Gateway rules: the source first, whichever prefix it is. */
+		x_addr(r, ru->addr_is_src ? ru->addr : ru->from, true, true);
+		x_addr(r, ru->addr_is_src ? ru->from : ru->addr, false, false);
+	} else if (ru->addr) {
+		x_addr(r, ru->addr, ru->addr_is_src, true);
+	}
 	x_tcp_port(r, ru->port, ru->addr_is_src);
 	switch (ru->kind) {
+	case RK_SYN_HIDE:
 	case RK_SYN:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		if (ru->kind == RK_SYN_HIDE) {
+			uint32_t lo = LOOPBACK_IFINDEX;
+
+			/*
+			 * Loopback's nat was decided at output, and an invalid or
+			 * untracked SYN gets none: only a new, conntracked SYN
+			 * from outside may go on to the nat chain with no daemon.
+			 */
+			x_key(r, KEY_META, NFT_META_IIF, false);
+			x_cmp(r, NFT_CMP_NEQ, &lo, sizeof(lo));
+			x_key(r, KEY_CT, NFT_CT_STATE, false);
+			x_masked_eq32(r, NF_CT_STATE_BIT(IP_CT_NEW), 0, NFT_CMP_NEQ);
+		}
+		x_clear_ours(r, m);
 		x_counter(r);
-		x_queue(r, p, kind, false);
+		if (ru->kind == RK_SYN_HIDE && p->hiding)
+			x_verdict(r, NF_ACCEPT);	/* on to the nat chain's refusal */
+		else
+			x_queue(r, p, kind, ru->kind == RK_SYN_HIDE);
+		break;
+	case RK_NAT_REFUSE:
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		x_counter(r);
+		x_redirect(r, p->refuse_port);
 		break;
 	case RK_STRAY_QUEUE:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
@@ -329,7 +408,8 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	case RK_CLIENT_OUT:
 	case RK_CLIENT_IN:
 	case RK_CLIENT_FWD_OUT:
-		if (ru->kind != RK_CLIENT_IN)
+	case RK_CLIENT_FWD_IN:
+		if (ru->kind == RK_CLIENT_OUT || ru->kind == RK_CLIENT_FWD_OUT)
 			x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
 		/* The flow's shift, kept in its conntrack mark, rides to us in
 		 * the packet mark (NFQA_MARK comes with every queued packet). */

@@ -3,14 +3,20 @@
  * form (see nftplan.h).
  *
  *   table inet knockgw {
- *     chain input {
- *       type filter hook input priority -10; policy accept;
+ *     chain prerouting {                                       the server role
+ *       type filter hook prerouting priority -150; policy accept;
  *       tcp flags & (syn|ack) == syn meta mark & MASK == INTEG
  *                     ct mark set ct mark | CT_INTEG, clear our bits, go on
  *                     (the daemon's REPEAT of a valid integrity SYN: the SYN
  *                     rule below queues it again and the daemon lets it pass)
- *       per protected port (and address, when limited):
- *         tcp dport P tcp flags & (syn|ack) == syn              queue  (knocks)
+ *       per protected port (and address, when limited); every rule only
+ *       for this host's own addresses (fib daddr type local), as dialled:
+ *         tcp dport P SYN iif != lo ct state new  clear our bits  queue bypass
+ *                     (on_fail "reset" and no fail_open: with no daemon the
+ *                     packet goes on to the nat chain, which refuses it)
+ *         tcp dport P SYN  clear our bits         queue  (the rest: invalid,
+ *                     untracked, loopback, which nat cannot redirect: dropped
+ *                     with no daemon)
  *         tcp dport P tcp flags & (syn|ack|rst) == 0            queue  (FIN/NULL/Xmas:
  *                                     the daemon answers like a closed port)
  *           or, with on_fail "drop":  ct state new,invalid, not a SYN   drop
@@ -23,8 +29,16 @@
  *                     meta mark set mark & ~MASK | INVALID      queue  (no entry, so
  *                                     no flag: checked if its flow is being checked)
  *     }
- *     with an integrity entry: the service's side of those flows (pending.h)
- *     chain output_integ {  type filter hook output priority -10;
+ *     chain prerouting_nat {  type nat hook prerouting priority -100;
+ *       SYN meta mark & MASK == ACCEPTED   clear our bits  accept  (let through)
+ *       per protected port (and address): tcp dport P SYN  redirect to :REFUSE
+ *                     (refused, or no daemon saw it: the kernel answers from a
+ *                     port nobody listens on, and conntrack puts P back in
+ *                     the answer, which is then a closed port's, field by field)
+ *     }
+ *     with an integrity entry: the service's side of those flows (pending.h),
+ *     after any DNAT is undone, so with the addresses the client dialled
+ *     chain postrouting {  type filter hook postrouting priority 110;
  *       per integrity entry (and address):
  *         tcp sport P ct mark & CT_INTEG ct direction reply
  *                     meta mark set mark & ~MASK | REPLY  queue
@@ -37,7 +51,7 @@
  *     }
  *     with closed_ports = "daemon" (and a protect entry):
  *     chain input_closed {  type filter hook input priority 10;
- *       per protected port (and address), as in chain input:
+ *       per protected port (and address), as in chain prerouting:
  *         tcp dport P  return   (decided there: never queued twice; a valid
  *                                knock to a port nobody listens on gets the
  *                                kernel's RST)
@@ -48,28 +62,40 @@
  *     with translate = "user" only (the delta rides in the conntrack mark):
  *     chain output {  type filter hook output priority -150;
  *       ip daddr D tcp dport P tcp flags & (syn|ack) != syn  meta mark set ct mark  queue }
- *     chain prerouting {  type filter hook prerouting priority -150;
+ *     chain input {  type filter hook input priority -150;
  *       ip saddr D tcp sport P  meta mark set ct mark  queue }
  *     with `from` in a knock entry (gateway client role), per prefix F of
  *     dst's family:
  *     chain prerouting_raw {  type filter hook prerouting priority -300;
  *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
  *                   meta mark set mark & ~MASK | FWD  queue }
- *     and with translate = "user":
+ *     and with translate = "user" (routed packets pass neither output nor
+ *     input; forward sees both ways, after conntrack and before SNAT, with
+ *     the answers' destination already back to the LAN host's):
  *     chain forward_user {  type filter hook forward priority -150;
  *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) != syn
- *                   meta mark set ct mark  queue }
- *     (the answers of routed flows come in through prerouting, where the
- *     chain above already queues everything from D port P).
+ *                   meta mark set ct mark  queue
+ *       ip saddr D ip daddr F tcp sport P  meta mark set ct mark  queue }
  *   }
  *
- * Input priority -10: after conntrack (-200) so ct state and mark are known,
- * and before the usual filter chains at 0.  The client's SYN chain runs
+ * Prerouting priority -150: after conntrack (-200) so ct state and mark are
+ * known, and before DNAT (-100), so a SYN still carries the destination the
+ * client dialled, which its knock covers: a port forward or a container's
+ * published port on this host is protected by the port the client dials.
+ * Loopback traffic passes prerouting too.  The client's SYN chain runs
  * before conntrack, so the daemon can create the flow's entry first; so
  * does the gateway's (prerouting_raw: a routed SYN never passes output).
  * input_closed runs at 10, after the usual filter chains: a port another
  * firewall drops is never answered by us; bypass, since without the daemon
  * the kernel's own answer is the right one.
+ *
+ * Each hook the daemon queues from tells the roles apart (workers.c):
+ * prerouting and postrouting are the server's, output the client's; input
+ * carries the client's incoming user-path segments, which all have ACK or
+ * RST, and input_closed's probes, which have neither.  The gateway's are
+ * told apart too: at prerouting, a routed SYN carries the FWD code (the
+ * server's rules clear our bits before they queue); forward is the
+ * client's alone, both ways (client.c tells them apart by `from`).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -83,7 +109,9 @@
 #include "nftrules.h"
 
 enum {
-	CHAIN_PRIORITY = -10,
+	SERVER_PRIORITY = -150,		/* after conntrack, before DNAT */
+	NAT_PRIORITY = -100,		/* DNAT's own */
+	REPLY_PRIORITY = 110,		/* after SNAT, and after DNAT undone */
 	CLOSED_PRIORITY = 10,
 	RAW_PRIORITY = -300,
 	USER_PRIORITY = -150,
@@ -91,14 +119,15 @@ enum {
 };
 
 static const struct nftplan_chain_def chains[CH_MAX] = {
-	[CH_INPUT] = { "input", NF_INET_LOCAL_IN, CHAIN_PRIORITY },
-	[CH_INPUT_CLOSED] = { "input_closed", NF_INET_LOCAL_IN, CLOSED_PRIORITY },
-	[CH_OUTPUT_INTEG] = { "output_integ", NF_INET_LOCAL_OUT, CHAIN_PRIORITY },
-	[CH_OUTPUT_RAW] = { "output_raw", NF_INET_LOCAL_OUT, RAW_PRIORITY },
-	[CH_OUTPUT] = { "output", NF_INET_LOCAL_OUT, USER_PRIORITY },
-	[CH_PREROUTING] = { "prerouting", NF_INET_PRE_ROUTING, USER_PRIORITY },
-	[CH_PREROUTING_RAW] = { "prerouting_raw", NF_INET_PRE_ROUTING, RAW_PRIORITY },
-	[CH_FORWARD_USER] = { "forward_user", NF_INET_FORWARD, USER_PRIORITY },
+	[CH_PREROUTING] = { "prerouting", "filter", NF_INET_PRE_ROUTING, SERVER_PRIORITY },
+	[CH_PREROUTING_NAT] = { "prerouting_nat", "nat", NF_INET_PRE_ROUTING, NAT_PRIORITY },
+	[CH_POSTROUTING] = { "postrouting", "filter", NF_INET_POST_ROUTING, REPLY_PRIORITY },
+	[CH_INPUT] = { "input", "filter", NF_INET_LOCAL_IN, USER_PRIORITY },
+	[CH_INPUT_CLOSED] = { "input_closed", "filter", NF_INET_LOCAL_IN, CLOSED_PRIORITY },
+	[CH_OUTPUT_RAW] = { "output_raw", "filter", NF_INET_LOCAL_OUT, RAW_PRIORITY },
+	[CH_OUTPUT] = { "output", "filter", NF_INET_LOCAL_OUT, USER_PRIORITY },
+	[CH_PREROUTING_RAW] = { "prerouting_raw", "filter", NF_INET_PRE_ROUTING, RAW_PRIORITY },
+	[CH_FORWARD_USER] = { "forward_user", "filter", NF_INET_FORWARD, USER_PRIORITY },
 };
 
 const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch)
@@ -145,12 +174,24 @@ static void plan_add(struct nftplan *p, enum nftplan_kind k, const struct conf_p
 		     const struct prefix *a)
 {
 	enum nftplan_chain ch = k == RK_CLOSED_SKIP	   ? CH_INPUT_CLOSED
-			   : k == RK_INTEG_REPLY ? CH_OUTPUT_INTEG
-						 : CH_INPUT;
+			   : k == RK_INTEG_REPLY ? CH_POSTROUTING
+			   : k == RK_NAT_REFUSE	   ? CH_PREROUTING_NAT
+						 : CH_PREROUTING;
 
 	plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e ? e->port : 0, .addr = a,
 				    .addr_is_src = k == RK_INTEG_REPLY,
+				    .local = e && ch != CH_INPUT_CLOSED && k != RK_INTEG_REPLY,
 				    .entry_line = e ? e->line : 0 });
+}
+
+/*
+ * Does entry e hide its port with no daemon, through the nat chain?  Not
+ * with on_fail "drop" (silence is its closed port), nor with fail_open
+ * (its SYNs pass when no daemon is there).
+ */
+static bool hides(const struct nftplan *p, const struct conf_protect *e)
+{
+	return !p->bypass && e->on_fail == ON_FAIL_RESET;
 }
 
 static void plan_client(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
@@ -169,12 +210,15 @@ static void plan_gateway(struct nftplan *p, enum nftplan_kind k, enum nftplan_ch
 			continue;
 		plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e->port,
 					    .addr = &e->dst, .from = &e->from[i],
+					    .addr_is_src = k == RK_CLIENT_FWD_IN,
 					    .entry_line = e->line });
 	}
 }
 
 static void plan_entry(struct nftplan *p, const struct conf_protect *e, const struct prefix *a)
 {
+	if (hides(p, e))
+		plan_add(p, RK_SYN_HIDE, e, a);
 	plan_add(p, RK_SYN, e, a);
 	plan_add(p, e->on_fail == ON_FAIL_RESET ? RK_STRAY_QUEUE : RK_STRAY_DROP, e, a);
 	/*
@@ -198,6 +242,7 @@ static void plan_start(const struct conf *c, struct nftplan *p)
 	p->qnum = c->queue_num;
 	p->qtotal = c->queue_count;
 	p->bypass = c->fail_open;
+	p->refuse_port = c->refuse_port;
 	p->m = c->marks;
 }
 
@@ -214,8 +259,9 @@ int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
 	plan_push(p, (struct nftplan_rule){ .kind = RK_CT_KEEP, .chain = CH_OUTPUT_RAW });
 	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++) {
 		plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, &c->knock[i], false);
-		plan_client(p, RK_CLIENT_IN, CH_PREROUTING, &c->knock[i], true);
+		plan_client(p, RK_CLIENT_IN, CH_INPUT, &c->knock[i], true);
 		plan_gateway(p, RK_CLIENT_FWD_OUT, CH_FORWARD_USER, &c->knock[i]);
+		plan_gateway(p, RK_CLIENT_FWD_IN, CH_FORWARD_USER, &c->knock[i]);
 	}
 	if (p->failed) {
 		nftplan_free(p);
@@ -224,12 +270,12 @@ int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
 	return 0;
 }
 
-/* 0 or -ENOMEM (then nothing is planned). */
-int nftplan_make(const struct conf *c, struct nftplan *p)
+static int make(const struct conf *c, struct nftplan *p, bool hiding)
 {
-	bool integ = false;
+	bool integ = false, hide = false;
 
 	plan_start(c, p);
+	p->hiding = hiding;
 	plan_add(p, RK_MARK_INTEG, NULL, NULL);
 	for (size_t i = 0; i < c->nprotect; i++) {
 		const struct conf_protect *e = &c->protect[i];
@@ -239,6 +285,26 @@ int nftplan_make(const struct conf *c, struct nftplan *p)
 		for (size_t a = 0; a < e->naddrs; a++)
 			plan_entry(p, e, &e->addrs[a]);
 		integ = integ || e->integrity_len > 0;
+		hide = hide || hides(p, e);
+	}
+	if (hide) {
+		/*
+		 * After the queue: a SYN the daemon let through goes on; any
+		 * other to a hiding port (one it refused, or one no daemon saw,
+		 * the queue rule's bypass) is redirected to a closed port.
+		 */
+		plan_push(p, (struct nftplan_rule){ .kind = RK_NAT_ACCEPTED,
+					    .chain = CH_PREROUTING_NAT });
+		for (size_t i = 0; i < c->nprotect; i++) {
+			const struct conf_protect *e = &c->protect[i];
+
+			if (!hides(p, e))
+				continue;
+			if (e->naddrs == 0)
+				plan_add(p, RK_NAT_REFUSE, e, NULL);
+			for (size_t a = 0; a < e->naddrs; a++)
+				plan_add(p, RK_NAT_REFUSE, e, &e->addrs[a]);
+		}
 	}
 	if (integ) {
 		/*
@@ -287,8 +353,9 @@ int nftplan_make(const struct conf *c, struct nftplan *p)
 		plan_gateway(p, RK_CLIENT_FWD_SYN, CH_PREROUTING_RAW, k);
 		if (c->translate == TRANSLATE_USER) {
 			plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, k, false);
-			plan_client(p, RK_CLIENT_IN, CH_PREROUTING, k, true);
+			plan_client(p, RK_CLIENT_IN, CH_INPUT, k, true);
 			plan_gateway(p, RK_CLIENT_FWD_OUT, CH_FORWARD_USER, k);
+			plan_gateway(p, RK_CLIENT_FWD_IN, CH_FORWARD_USER, k);
 		}
 	}
 	if (p->failed) {
@@ -296,6 +363,17 @@ int nftplan_make(const struct conf *c, struct nftplan *p)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* 0 or -ENOMEM (then nothing is planned). */
+int nftplan_make(const struct conf *c, struct nftplan *p)
+{
+	return make(c, p, false);
+}
+
+int nftplan_make_hiding(const struct conf *c, struct nftplan *p)
+{
+	return make(c, p, true);
 }
 
 /* ------------------------------------------------------------ text form */
@@ -345,18 +423,38 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		print_queue(f, p, true);
 		fputc('\n', f);
 		return;
+	case RK_NAT_ACCEPTED:
+		fprintf(f, "tcp flags & (syn | ack) == syn meta mark & 0x%08x == 0x%08x "
+			   "meta mark set meta mark & 0x%08x counter accept\n",
+			m->mask, m->accepted, keep);
+		return;
 	default:
 		break;
 	}
-	if (r->from)
-		print_addr(f, r->from, true);
-	if (r->addr)
+	if (r->local)
+		fputs("fib daddr type local ", f);
+	if (r->from) {
+		/* Gateway rules: the source first, whichever prefix it is. */
+		print_addr(f, r->addr_is_src ? r->addr : r->from, true);
+		print_addr(f, r->addr_is_src ? r->from : r->addr, false);
+	} else if (r->addr) {
 		print_addr(f, r->addr, r->addr_is_src);
+	}
 	fprintf(f, "tcp %s %u ", r->addr_is_src ? "sport" : "dport", r->port);
 	switch (r->kind) {
+	case RK_SYN_HIDE:
 	case RK_SYN:
-		fputs("tcp flags & (syn | ack) == syn counter ", f);
-		print_queue(f, p, false);
+		fputs("tcp flags & (syn | ack) == syn ", f);
+		if (r->kind == RK_SYN_HIDE)
+			fputs("iif != \"lo\" ct state new ", f);
+		fprintf(f, "meta mark set meta mark & 0x%08x counter ", keep);
+		if (r->kind == RK_SYN_HIDE && p->hiding)
+			fputs("accept", f);
+		else
+			print_queue(f, p, r->kind == RK_SYN_HIDE);
+		break;
+	case RK_NAT_REFUSE:
+		fprintf(f, "tcp flags & (syn | ack) == syn counter redirect to :%u", p->refuse_port);
 		break;
 	case RK_STRAY_QUEUE:
 		fputs("tcp flags & (syn | ack | rst) == 0x0 counter ", f);
@@ -411,6 +509,10 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);
 		print_queue(f, p, false);
 		break;
+	case RK_CLIENT_FWD_IN:
+		fputs("meta mark set ct mark counter ", f);
+		print_queue(f, p, false);
+		break;
 	case RK_CLOSED_SKIP:
 		fputs("return", f);
 		break;
@@ -444,7 +546,7 @@ void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f)
 		if (!p->used[ch])
 			continue;
 		fprintf(f, "\tchain %s {\n", chains[ch].name);
-		fprintf(f, "\t\ttype filter hook %s priority %d; policy accept;\n",
+		fprintf(f, "\t\ttype %s hook %s priority %d; policy accept;\n", chains[ch].type,
 			hook_names[chains[ch].hook], chains[ch].priority);
 		for (size_t i = 0; i < p->n; i++)
 			if (p->r[i].chain == (enum nftplan_chain)ch)
@@ -463,8 +565,13 @@ static const char *kind_name(enum nftplan_kind k)
 	switch (k) {
 	case RK_MARK_INTEG:
 		return "integrity flag rule";
+	case RK_SYN_HIDE:
 	case RK_SYN:
 		return "knock rule";
+	case RK_NAT_ACCEPTED:
+		return "accepted-knock nat rule";
+	case RK_NAT_REFUSE:
+		return "refusal nat rule (redirect to rules.refuse_port)";
 	case RK_STRAY_QUEUE:
 	case RK_STRAY_DROP:
 	case RK_NOCONN:
@@ -483,6 +590,7 @@ static const char *kind_name(enum nftplan_kind k)
 	case RK_CLIENT_FWD_SYN:
 		return "gateway knock rule";
 	case RK_CLIENT_FWD_OUT:
+	case RK_CLIENT_FWD_IN:
 		return "gateway translation rule";
 	case RK_CT_KEEP:
 		return "conntrack keeper rule";
@@ -501,8 +609,8 @@ void nftplan_rule_what(const struct nftplan_rule *ru, char *buf, size_t len)
 	if (ru->port)
 		snprintf(buf, len, "%s for port %u (%s entry at line %d)", kind_name(ru->kind),
 			 ru->port,
-			 ru->chain == CH_INPUT || ru->chain == CH_INPUT_CLOSED ||
-					 ru->chain == CH_OUTPUT_INTEG
+			 ru->chain == CH_PREROUTING || ru->chain == CH_PREROUTING_NAT ||
+					 ru->chain == CH_INPUT_CLOSED || ru->chain == CH_POSTROUTING
 				 ? "protect"
 				 : "knock",
 			 ru->entry_line);

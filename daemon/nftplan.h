@@ -18,14 +18,21 @@
 #include "marks.h"
 
 enum nftplan_chain {
-	CH_INPUT, CH_INPUT_CLOSED, CH_OUTPUT_INTEG, CH_OUTPUT_RAW, CH_OUTPUT, CH_PREROUTING,
+	CH_PREROUTING,		/* the server's: before DNAT, what the client dialled */
+	CH_PREROUTING_NAT,	/* refused SYNs to a closed port (nat) */
+	CH_POSTROUTING,		/* the service's side of integrity flows, after un-NAT */
+	CH_INPUT,		/* the client's user path, incoming */
+	CH_INPUT_CLOSED,	/* closed_ports "daemon" */
+	CH_OUTPUT_RAW,		/* the client's SYNs, before conntrack */
+	CH_OUTPUT,		/* the client's user path, outgoing */
 	CH_PREROUTING_RAW,	/* gateway client role: routed SYNs, before conntrack */
-	CH_FORWARD_USER,	/* ... user path: the routed flows' outgoing packets */
+	CH_FORWARD_USER,	/* ... user path: the routed flows' packets, both ways */
 	CH_MAX
 };
 
 struct nftplan_chain_def {
 	const char *name;
+	const char *type;	/* "filter" or "nat" */
 	uint32_t hook;		/* NF_INET_* */
 	int priority;
 };
@@ -35,7 +42,10 @@ const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch);
 
 enum nftplan_kind {
 	RK_MARK_INTEG,		/* our REPEAT verdict for a valid integrity SYN */
-	RK_SYN,			/* new SYNs to a protected port: queue */
+	RK_SYN_HIDE,		/* new SYNs to a protected port: queue, bypass */
+	RK_SYN,			/* the other SYNs to it (invalid, untracked, loopback): queue */
+	RK_NAT_ACCEPTED,	/* a SYN the daemon let through: no redirect */
+	RK_NAT_REFUSE,		/* any other: redirect to rules.refuse_port */
 	RK_STRAY_QUEUE,		/* FIN/NULL/Xmas: queue, answered like a closed port */
 	RK_STRAY_DROP,		/* on_fail "drop": anything not a SYN, untracked: drop */
 	RK_NOCONN,		/* reset: not a SYN, no connection conntrack knows: queue */
@@ -47,6 +57,7 @@ enum nftplan_kind {
 	RK_CLIENT_IN,		/* user path: their incoming packets (routed ones too) */
 	RK_CLIENT_FWD_SYN,	/* routed SYNs from a `from` prefix to a knock destination */
 	RK_CLIENT_FWD_OUT,	/* user path: later packets of those flows, going out */
+	RK_CLIENT_FWD_IN,	/* ... and their answers (addr is the source, from the destination) */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
 	RK_CLOSED_SKIP,		/* closed_ports "daemon": a protected port, the input chain's */
 	RK_CLOSED_SOCKET,	/* ... a socket answers (value = transparent) */
@@ -58,8 +69,9 @@ struct nftplan_rule {
 	enum nftplan_chain chain;
 	uint16_t port;
 	const struct prefix *addr;	/* NULL: any local address */
-	const struct prefix *from;	/* gateway rules: the source prefix, matched first */
+	const struct prefix *from;	/* gateway rules: the LAN prefix (source going out) */
 	bool addr_is_src;		/* match addr as source (incoming client flows) */
+	bool local;			/* only to this host's own addresses (fib) */
 	int entry_line;
 	uint8_t value;			/* RK_CLOSED_SOCKET: the socket's transparent flag */
 };
@@ -71,11 +83,21 @@ struct nftplan {
 	bool used[CH_MAX];
 	uint16_t qnum, qtotal;
 	bool bypass;
+	uint16_t refuse_port;		/* rules.refuse_port */
+	bool hiding;			/* no daemon to queue SYNs to (nftplan_make_hiding) */
 	struct kgw_marks m;		/* rules.mark_mask, rules.ct_mark_bit */
 };
 
 /* The table for c; 0 or -ENOMEM (then nothing is planned). */
 int nftplan_make(const struct conf *c, struct nftplan *p);
+
+/*
+ * The table a daemon leaves when it stops with on_stop "hide": the same,
+ * but a hiding port's new SYNs go to the nat chain without the queue, so
+ * the queues can be drained and closed while every SYN is refused like a
+ * closed port.  0 or -ENOMEM (then nothing is planned).
+ */
+int nftplan_make_hiding(const struct conf *c, struct nftplan *p);
 
 /*
  * What must outlive the daemon while translated client flows are open (see

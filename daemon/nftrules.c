@@ -25,7 +25,21 @@
 
 enum { GET_BUF_BYTES = 8192 };
 
-static int install(const struct conf *c, enum nft_queue_kind kind, bool keeper, char *err,
+enum table_kind { TABLE_RUNNING, TABLE_KEEPER, TABLE_HIDING };
+
+static int make_plan(const struct conf *c, struct nftplan *p, enum table_kind tk)
+{
+	switch (tk) {
+	case TABLE_KEEPER:
+		return nftplan_make_keeper(c, p);
+	case TABLE_HIDING:
+		return nftplan_make_hiding(c, p);
+	default:
+		return nftplan_make(c, p);
+	}
+}
+
+static int install(const struct conf *c, enum nft_queue_kind kind, enum table_kind tk, char *err,
 		   size_t errlen)
 {
 	struct nftbatch *bt = calloc(1, sizeof(*bt));
@@ -35,7 +49,7 @@ static int install(const struct conf *c, enum nft_queue_kind kind, bool keeper, 
 	snprintf(err, errlen, "out of memory");
 	if (!bt || !p || nftbatch_init(bt) < 0)
 		goto out;
-	if ((keeper ? nftplan_make_keeper(c, p) : nftplan_make(c, p)) < 0)
+	if (make_plan(c, p, tk) < 0)
 		goto out;
 	/*
 	 * Create-then-delete-then-create in one transaction: whether or not an
@@ -62,13 +76,19 @@ out:
 
 int nftrules_install(const struct conf *c, enum nft_queue_kind kind, char *err, size_t errlen)
 {
-	return install(c, kind, false, err, errlen);
+	return install(c, kind, TABLE_RUNNING, err, errlen);
+}
+
+int nftrules_install_hiding(const struct conf *c, enum nft_queue_kind kind, char *err,
+			    size_t errlen)
+{
+	return install(c, kind, TABLE_HIDING, err, errlen);
 }
 
 int nftrules_install_keeper(const struct conf *c, enum nft_queue_kind kind, char *err,
 			    size_t errlen)
 {
-	return install(c, kind, true, err, errlen);
+	return install(c, kind, TABLE_KEEPER, err, errlen);
 }
 
 int nftrules_remove(const char *table)
@@ -129,7 +149,7 @@ static int probe_kind(enum nft_queue_kind kind)
 	struct nftbatch *bt = calloc(1, sizeof(*bt));
 	char table[48], err[256];
 	struct nftplan p = { .qnum = 0, .qtotal = 1 };
-	struct nftplan_rule ru = { .kind = RK_SYN, .chain = CH_INPUT, .port = 9 };
+	struct nftplan_rule ru = { .kind = RK_STRAY_QUEUE, .chain = CH_INPUT_CLOSED, .port = 9 };
 	const struct nl_ack *m;
 	int ret = -ENOMEM;
 
@@ -137,7 +157,7 @@ static int probe_kind(enum nft_queue_kind kind)
 		goto out;
 	snprintf(table, sizeof(table), "knockgw_probe_%d", (int)getpid());
 	nftbatch_table(bt, table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "probe table");
-	nftbatch_chain(bt, table, CH_INPUT);
+	nftbatch_chain(bt, table, CH_INPUT_CLOSED);
 	nftbatch_rule(bt, table, &ru, &p, kind);
 	nftbatch_table(bt, "knockgw_probe_absent", NFT_MSG_DELTABLE, 0, "forced abort");
 	nftbatch_commit(bt, err, sizeof(err));

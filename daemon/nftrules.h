@@ -42,6 +42,13 @@ int nftrules_install(const struct conf *c, enum nft_queue_kind kind, char *err, 
 int nftrules_install_keeper(const struct conf *c, enum nft_queue_kind kind, char *err,
 			    size_t errlen);
 
+/*
+ * Replaces the table with the one a daemon leaves with on_stop "hide":
+ * every rule stays, but new SYNs to a hiding port no longer go to the
+ * queue: they are refused by the kernel like a closed port's (nftplan.h).
+ */
+int nftrules_install_hiding(const struct conf *c, enum nft_queue_kind kind, char *err,
+			    size_t errlen);
 /* Deletes the table if it exists; 0 or -errno. */
 int nftrules_remove(const char *table);
 

@@ -273,7 +273,7 @@ bool pending_start(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	}
 	if (pf->flagged) {
 		/* The flow's conntrack entry carries the bit already. */
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		server_accept_syn(s, q, p);
 		return true;
 	}
 	/*
@@ -300,7 +300,7 @@ bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_
 	pf = fe->value;
 	if (!pf->flagged || pf->isn != v->seq || pf->tsval != (v->has_ts ? v->tsval : 0))
 		return false;
-	nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+	server_accept_syn(s, q, p);
 	return true;
 }
 

@@ -13,6 +13,7 @@
 
 #include "nftrules.h"
 #include "reload.h"
+#include "tablelife.h"
 
 /*
  * A configuration that was published to the queue threads and then
@@ -143,6 +144,12 @@ void reload_start(struct knockgw *kg)
 	if (what) {
 		log_warnx("reload refused: the %s settings changed, which needs a restart; still "
 			  "running the previous configuration", what);
+		daemon_free_conf(c);
+		refused(kg);
+		return;
+	}
+	if (tablelife_refuse_port_ok(c) < 0) {
+		log_warnx("reload refused: still running the previous configuration");
 		daemon_free_conf(c);
 		refused(kg);
 		return;

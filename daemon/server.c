@@ -109,6 +109,13 @@ void server_send_closed_rst(struct server *s, const struct nfqueue_packet *p,
 		s->cnt.c[SC_rst_send_error]++;
 }
 
+void server_accept_syn(const struct server *s, struct nfqueue *q, const struct nfqueue_packet *p)
+{
+	const struct kgw_marks *m = &s->conf->marks;
+
+	nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, kgw_mark_own(m, p->mark) | m->accepted);
+}
+
 /*
  * A closed port never answers what the kernel's IPv6 input discards after
  * the input hook (pkt.h, v6_discarded): the kernel drops it, silently or
@@ -247,7 +254,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	}
 
 	if (e->integrity_len == 0) {
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		server_accept_syn(s, q, p);
 	} else if (!pending_start(s, q, p, v, pi, matched, epoch)) {
 		/* No room for its flow (counted there): refused like any other. */
 		s->cnt.port_refused[pi]++;
@@ -284,13 +291,24 @@ bool server_wants(const struct server *s, const struct nfqueue_packet *p)
 {
 	struct pkt_view v;
 
-	if (p->hook == NF_INET_LOCAL_IN)
+	switch (p->hook) {
+	case NF_INET_PRE_ROUTING:
 		return true;
-	if (p->hook != NF_INET_LOCAL_OUT ||
-	    kgw_mark_code(&s->conf->marks, p->mark) != s->conf->marks.reply)
+	case NF_INET_LOCAL_IN:
+		/*
+		 * input_closed's probes have neither ACK nor RST; the client's
+		 * incoming user-path segments, queued at input too, always have
+		 * one of them.
+		 */
+		return pkt_parse(p->data, p->caplen, &v) == PKT_OK &&
+		       !(v.flags & (TCP_ACK | TCP_RST));
+	case NF_INET_POST_ROUTING:
+		return kgw_mark_code(&s->conf->marks, p->mark) == s->conf->marks.reply &&
+		       pkt_parse(p->data, p->caplen, &v) == PKT_OK &&
+		       match_reply(s->conf, v.family, pkt_src(p->data, &v), v.sport) >= 0;
+	default:
 		return false;
-	return pkt_parse(p->data, p->caplen, &v) == PKT_OK &&
-	       match_reply(s->conf, v.family, pkt_src(p->data, &v), v.sport) >= 0;
+	}
 }
 
 void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p)
@@ -306,7 +324,7 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 		return;
 	}
-	if (p->hook == NF_INET_LOCAL_OUT) {
+	if (p->hook == NF_INET_POST_ROUTING) {
 		/* The service's side of an integrity flow (server_wants). */
 		pending_reply(s, q, p, &v);
 		return;

@@ -97,13 +97,21 @@ int server_init(struct server *s, const struct conf *c, struct replay *replay,
 void server_free(struct server *s);
 
 /*
- * Is this queued packet the server's?  Everything from the input hook; from
- * the output hook, the service's side of an integrity flow, which the
- * output rule marks with the reply code.  The client role's user path carries
- * its flow's shift in the mark, which can match that by chance: so the
- * packet must also come from an integrity-protected port and address.
+ * Is this queued packet the server's?  Everything from prerouting; from
+ * postrouting, the service's side of an integrity flow, which the rule
+ * marks with the reply code.  The client role's user path carries its
+ * flow's shift in the mark, which can match that by chance: so the packet
+ * must also come from an integrity-protected port and address.  From
+ * input, closed_ports "daemon"'s probes (no ACK, no RST), not the client's
+ * incoming user-path segments (nftplan.c).
  */
 bool server_wants(const struct server *s, const struct nfqueue_packet *p);
+
+/*
+ * Lets a SYN to a protected port through: ACCEPTED in our mark bits tells
+ * the nat rule after the queue not to send it to the closed port (marks.h).
+ */
+void server_accept_syn(const struct server *s, struct nfqueue *q, const struct nfqueue_packet *p);
 
 /* The data path: decide about one queued packet. */
 void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p);

@@ -16,6 +16,7 @@ enum {
 	QUEUE_BATCH = 64,		/* packets per recvmmsg */
 	COPY_HEADERS = 512,		/* IP + extension headers + TCP with options */
 	SHARED_GC_S = 5,		/* replay and intent tables, by worker 0 */
+	STOP_DRAIN_ROUNDS = 16,		/* batches read at a stop, at most */
 };
 
 static uint64_t now_ms(clockid_t id)
@@ -45,15 +46,21 @@ static void drain(int fd)
 
 /*
  * One queue carries both roles; the hook tells them apart: the server's
- * rules queue at input (and, for integrity flows, the service's segments at
- * output, marked: server_wants), the client's at output (SYNs, and the user
- * path's outgoing packets) and prerouting (the user path's incoming ones).
+ * rules queue at prerouting (and, for integrity flows, the service's
+ * segments at postrouting, marked; closed_ports "daemon" at input:
+ * server_wants), the client's at output (SYNs, and the user path's
+ * outgoing packets) and input (the user path's incoming ones).  The
+ * gateway client role's routed SYNs come at prerouting too, with the FWD
+ * code, which no server rule leaves on a packet (client_wants_routed); its
+ * user path's segments come at forward, which is the client's alone.
  */
 static void on_packet(struct nfqueue *q, const struct nfqueue_packet *p, void *arg)
 {
 	struct worker *w = arg;
 
-	if (server_wants(&w->srv, p))
+	if (client_wants_routed(&w->cli, p))
+		client_packet(&w->cli, q, p);
+	else if (server_wants(&w->srv, p))
 		server_packet(&w->srv, q, p);
 	else
 		client_packet(&w->cli, q, p);
@@ -87,6 +94,23 @@ static void tick(struct worker *w, uint64_t *last_gc)
 	}
 }
 
+/*
+ * At a stop: what the kernel queued before the table stopped queueing gets
+ * its verdict now, rather than be dropped with the socket.  Bounded: the
+ * rules queue nothing new by then (on_stop "hide"), and a flood that still
+ * comes must not hold the stop up.
+ */
+static void drain_queue(struct worker *w, struct pollfd *pfd)
+{
+	for (int round = 0; round < STOP_DRAIN_ROUNDS; round++) {
+		if (poll(pfd, 1, 0) <= 0 || !(pfd[0].revents & POLLIN))
+			return;
+		if (nfqueue_recv(w->q, on_packet, w) <= 0)
+			return;
+		w->srv.cnt.c[SC_rst_send_error] += (uint64_t)rawsock_flush(w->rs);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -100,8 +124,10 @@ static void *worker_main(void *arg)
 	for (;;) {
 		uint64_t mono = now_ms(CLOCK_MONOTONIC);
 
-		if (__atomic_load_n(&ws->stop, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&ws->stop, __ATOMIC_ACQUIRE)) {
+			drain_queue(w, pfd);
 			break;
+		}
 		take_conf(w);
 		__atomic_store_n(&w->heartbeat, mono, __ATOMIC_RELAXED);
 		w->srv.mono = w->cli.mono = mono / 1000;

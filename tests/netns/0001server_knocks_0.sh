@@ -95,5 +95,20 @@ check "refused SYNs counted" [ "$(counter syn_refused)" -ge 10 ]
 check "table inet knockgw is installed" has_table
 
 stop_knockgw
-check "SIGTERM: the daemon deletes its table" no_table
+# on_stop "hide", the default: the table stays and the port answers as closed.
+check "SIGTERM: the table stays (on_stop hide)" has_table
+for fam in 4 6; do
+	if [ $fam = 4 ]; then src=$C4 dst=$S4; else src=$C6 dst=$S6; fi
+	check "... IPv$fam: a plain SYN gets the closed-port RST, field for field" \
+		like_closed gone$fam $src $dst 22 11111111 --tsval 777
+	check "... IPv$fam: so does a valid knock (nothing verifies it)" \
+		like_closed goneknock$fam $src $dst 22 "$(isn native "$K1" $dst 22 778)" --tsval 778
+done
+in_s "$KNOCKGW" flush -c "$TMP/knockgw.conf" >"$TMP/flush.out" 2>&1 && rc=0 || rc=$?
+check "knockgw flush: exit 0" [ "$rc" = 0 ]
+check "... says it removed the table" grep -q '^table inet knockgw removed' "$TMP/flush.out"
+check "... which is gone" no_table
+in_s "$KNOCKGW" flush -c "$TMP/knockgw.conf" >"$TMP/flush2.out" 2>&1 && rc=0 || rc=$?
+check "knockgw flush again: exit 0, nothing to remove" \
+	sh -c "[ $rc = 0 ] && grep -q '^no table inet knockgw: nothing to remove' '$TMP/flush2.out'"
 finish

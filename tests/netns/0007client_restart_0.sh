@@ -3,8 +3,9 @@
 # kill -9 (IPv4) or SIGTERM (IPv6) of the client's knockgw and a restart a
 # second later, on both translation paths, and arrives with the same sha256.
 # The kernel path needs no daemon for an established flow (after a clean
-# stop a keeper table keeps conntrack running for it); the user path finds
-# each flow's shift in its conntrack entry again.
+# stop with on_stop "open" a keeper table keeps conntrack running for it;
+# with "hide", the default, the user path's, the whole table stays); the
+# user path finds each flow's shift in its conntrack entry again.
 . "$(dirname "$0")/lib.sh"
 
 make_topology
@@ -17,7 +18,8 @@ want=$(sha256sum <"$TMP/src.bin" | cut -d' ' -f1)
 SCP="scp -q $SSH_OPTS -o ConnectTimeout=10"
 
 for kind in kernel user; do
-	knock_conf "$TMP/client-$kind.conf" "" "translate = \"$kind\";"
+	if [ $kind = kernel ]; then stop='on_stop = "open";'; else stop=; fi
+	knock_conf "$TMP/client-$kind.conf" "" "translate = \"$kind\"; $stop"
 	for dst in $S4 "[$S6]"; do
 		if [ "$dst" = $S4 ]; then sig=KILL; else sig=TERM; fi
 		start_knockgw "$NS_C" "$TMP/client-$kind.conf"
@@ -31,9 +33,12 @@ for kind in kernel user; do
 		sleep 1
 		kill -$sig "$KGW_PID"
 		wait_for 5 sh -c "! kill -0 $KGW_PID"
-		if [ $sig = TERM ]; then
-			check "$kind path: a clean stop left the keeper table for the open flow" \
+		if [ $sig = TERM ] && [ $kind = kernel ]; then
+			check "$kind path, on_stop open: a clean stop left the keeper table for the open flow" \
 				grep -q "translated connection(s) still open" "$TMP/knockgw-$NS_C.log"
+		elif [ $sig = TERM ]; then
+			check "$kind path, on_stop hide: a clean stop left the table" \
+				grep -q "table inet knockgw stays" "$TMP/knockgw-$NS_C.log"
 		fi
 		sleep 1
 		start_knockgw "$NS_C" "$TMP/client-$kind.conf"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The ruleset: `knockgw print-rules` and the table the daemon installs match
 # golden dumps (counters stripped) for a config using every kind of rule;
-# a stale table of the same name is replaced atomically, and the table is
-# gone after the daemon stops.
+# a stale table of the same name is replaced atomically, and after the
+# daemon stops the hiding table (golden/table-hiding.nft) stays.
 #
 # print-rules and the install are one plan: print-rules' output is loaded
 # with `nft -f` into a namespace of its own ($NS_P), listed, and the listing
@@ -83,7 +83,13 @@ check "print-rules' ruleset, loaded by nft, lists as the daemon's table" \
 
 kill "$KGW_PID"
 wait_for 5 sh -c "! kill -0 $KGW_PID"
-check "the table is gone after SIGTERM" sh -c "! ip netns exec $NS_S nft list table inet knockgw >/dev/null 2>&1"
+in_s nft list table inet knockgw 2>/dev/null | strip >"$TMP/hiding.nft"
+if [ -n "${UPDATE_GOLDEN:-}" ]; then cp "$TMP/hiding.nft" "$GOLDEN/table-hiding.nft"; fi
+check "after SIGTERM the hiding table stays: golden/table-hiding.nft" \
+	diff -u "$GOLDEN/table-hiding.nft" "$TMP/hiding.nft"
+check "... which differs from the running one only in its knock rules' verdicts" \
+	sh -c "[ \"\$(diff '$GOLDEN/table.nft' '$TMP/hiding.nft' | grep -c '^[<>]')\" = 4 ]"
+in_s "$KNOCKGW" flush -c "$TMP/rules.conf" >/dev/null
 
 # A stale table of the same name (a crashed daemon's, or edited by hand) is
 # replaced in the same transaction, whatever it holds.

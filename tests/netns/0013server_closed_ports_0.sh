@@ -76,7 +76,7 @@ check "... and never reaches the daemon" [ "$(counter closed)" = "$before" ]
 in_s nft delete table inet adminfw
 
 stop_knockgw
-check "SIGTERM: the table is deleted" no_table
+check "SIGTERM: the table stays, hiding (on_stop hide)" has_table
 probe after $C4 $S4 23 11111111 --tsval 4242
 check "without the daemon the kernel answers the closed port again" rst_alike after k-syn-4
 finish

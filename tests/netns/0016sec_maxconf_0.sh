@@ -136,5 +136,6 @@ else
 	not_ok "256 x 16 at start: the daemon is ready"
 fi
 kill "$KGW_PID" 2>/dev/null || true
-check "SIGTERM: the table is deleted" wait_for 10 no_table
+check "SIGTERM: the daemon exits" wait_for 10 sh -c "! kill -0 $KGW_PID 2>/dev/null"
+check "... and its table stays, hiding (on_stop hide)" has_table
 finish

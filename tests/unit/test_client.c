@@ -26,8 +26,8 @@
  *
  * A routed scenario is the gateway client role (`from`): its SYN comes at
  * prerouting with the FWD code in its mark (the verdict must give the mark
- * back without it), its later segments at forward (out) and prerouting
- * (in); its source is a LAN address, and the conntrack entry must carry
+ * back without it), its later segments at forward, both ways; its source
+ * is a LAN address, and the conntrack entry must carry
  * the source NAT the fake gwnat_source() gives when a private source goes
  * to a public destination.
  */
@@ -854,7 +854,7 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 	if (st->k == K_SYN && !st->nomark)
 		p.mark = want_mark = 0xabc00000;	/* the packet's own mark goes on with it */
 	if (sc->routed) {
-		p.hook = st->k == K_OUT ? NF_INET_FORWARD : NF_INET_PRE_ROUTING;
+		p.hook = st->k == K_SYN ? NF_INET_PRE_ROUTING : NF_INET_FORWARD;
 		if (st->k == K_SYN && !st->nomark) {
 			want_mark = kgw_mark_own(&conf.marks, p.mark);
 			p.mark = want_mark | conf.marks.fwd;
@@ -1037,6 +1037,41 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	conf.max_flows = saved_flows;
 }
 
+/* The dispatch (workers.c): only prerouting with the FWD code is a routed SYN. */
+static void test_wants_routed(void)
+{
+	static const struct {
+		uint8_t hook;
+		uint32_t mark;
+		bool want;
+	} rows[] = {
+		{ NF_INET_PRE_ROUTING, 0, false },			/* the server's */
+		{ NF_INET_PRE_ROUTING, 0x80000000, false },
+		{ NF_INET_FORWARD, 0, false },
+		{ NF_INET_LOCAL_OUT, 0, false },
+	};
+	static struct client c;
+	const struct kgw_marks *m = &conf.marks;
+
+	if (client_init(&c, &conf, FAKE_CT, FAKE_RS, FAKE_IT) < 0) {
+		CHECK(0, "wants_routed: init");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct nfqueue_packet p = { .hook = rows[i].hook, .mark = rows[i].mark };
+
+		CHECK(client_wants_routed(&c, &p) == rows[i].want, "wants_routed row %zu", i + 1);
+		/* With FWD in our bits: routed at prerouting only; other bits kept. */
+		p.mark = kgw_mark_own(m, rows[i].mark) | m->fwd;
+		CHECK(client_wants_routed(&c, &p) == (rows[i].hook == NF_INET_PRE_ROUTING),
+		      "wants_routed row %zu with FWD", i + 1);
+		/* Any other code of ours is not. */
+		p.mark = kgw_mark_own(m, rows[i].mark) | m->accepted;
+		CHECK(!client_wants_routed(&c, &p), "wants_routed row %zu with ACCEPTED", i + 1);
+	}
+	client_free(&c);
+}
+
 int main(void)
 {
 	if (sodium_init() < 0 || setup_conf() < 0) {
@@ -1048,6 +1083,7 @@ int main(void)
 	CHECK(strcmp(client_counter_name(CC_MAX), "unknown") == 0, "counter name out of range");
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		run_scenario((unsigned)i + 1, &scenarios[i]);
+	test_wants_routed();
 	conf_free(&conf);
 	return unit_done("client");
 }

@@ -673,6 +673,11 @@ static void test_load(void)
 			      r->want_first);
 		conf_free(c);
 	}
+	/* The lifecycle's defaults: hide on stop, refuse to port 1. */
+	CHECK(conf_load_text("t.conf", KEYS, c, errs) == 0 && c->on_stop == ON_STOP_HIDE &&
+		      c->refuse_port == 1 && !c->fail_open,
+	      "defaults: on_stop hide, refuse_port 1");
+	conf_free(c);
 	free(c);
 	free(errs);
 }
@@ -683,8 +688,10 @@ static void test_load_values(void)
 	static const char text[] =
 		KEYS
 		"queue = { num = 7; count = 2; fail_open = true; maxlen = 100; };\n"
-		"rules = { manage = false; table = \"t1\"; mark_mask = 0x00700000; ct_mark_bit = 0x10; };\n"
-		"log_level = \"debug\"; translate = \"user\"; closed_ports = \"daemon\";\n"
+		"rules = { manage = false; table = \"t1\"; mark_mask = 0x00700000; ct_mark_bit = 0x10;"
+		" refuse_port = 9; };\n"
+		"log_level = \"debug\"; translate = \"user\"; closed_ports = \"daemon\";"
+		" on_stop = \"open\";\n"
 		"control_socket = \"/tmp/k.sock\";\n"
 		"limits = { flows = 100; replay = 200; hold_bytes = 8192; hold_flow_bytes = 2048;\n"
 		"           integrity_timeout = 5; };\n"
@@ -708,8 +715,9 @@ static void test_load_values(void)
 	      "values: queue");
 	CHECK(!c->rules_manage && strcmp(c->table, "t1") == 0 && c->mark_mask == 0x00700000 &&
 		      c->ct_mark_bit == 0x10 && c->marks.ct_integ == 0x10 &&
-		      c->marks.integ == 0x00100000,
-	      "values: rules and the marks made from them");
+		      c->marks.integ == 0x00100000 && c->refuse_port == 9 &&
+		      c->on_stop == ON_STOP_OPEN,
+	      "values: rules and the marks made from them, refuse_port, on_stop");
 	CHECK(c->log_level == LOG_DEBUG && c->translate == TRANSLATE_USER &&
 		      c->closed_ports == CLOSED_DAEMON &&
 		      strcmp(c->control_socket, "/tmp/k.sock") == 0,

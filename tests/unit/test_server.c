@@ -16,10 +16,12 @@
  * A step lists the verdicts it must produce, in order, as "<id><verdict>"
  * (a range "2-33D" stands for each id in turn): D drop, A accept,
  * R accept with our mark bits cleared (the service's segments come marked
- * with the reply code), I repeat with the integrity code (marks.h); how
+ * with the reply code), K accept with the accepted code (a SYN let through,
+ * which the nat rule then spares), I repeat with the integrity code
+ * (marks.h); how
  * many sockets it must abort (and whose), closed-port answers it must send
  * and conntrack bits it must clear (ctnl_set_mark).  A REPLY step is a
- * segment from the service (output hook) acknowledging `off` bytes of the
+ * segment from the service (postrouting hook) acknowledging `off` bytes of the
  * client's stream.  After the last step every counter is compared with the
  * scenario's list (those not listed must be 0).  Then time runs far ahead so
  * that every pending flow ends, and every packet must have had exactly one
@@ -427,18 +429,18 @@ struct scenario {
 
 static const struct scenario scenarios[] = {
 	/* 1-8: valid knocks, both modes, both families, with and without TS */
-	{ "knock v4", E_KNOCK, V4, false, .s = { SYN("1A") }, .cnt = { C(syn_accepted, 1) } },
-	{ "knock v4 TS", E_KNOCK, V4, true, .s = { SYN("1A") }, .cnt = { C(syn_accepted, 1) } },
-	{ "knock v6", E_KNOCK, V6, false, .s = { SYN("1A") }, .cnt = { C(syn_accepted, 1) } },
-	{ "knock v6 TS", E_KNOCK, V6, true, .s = { SYN("1A") }, .cnt = { C(syn_accepted, 1) } },
-	{ "native v4 TS, second key", E_NATIVE, V4, true, .s = { SYN("1A") },
+	{ "knock v4", E_KNOCK, V4, false, .s = { SYN("1K") }, .cnt = { C(syn_accepted, 1) } },
+	{ "knock v4 TS", E_KNOCK, V4, true, .s = { SYN("1K") }, .cnt = { C(syn_accepted, 1) } },
+	{ "knock v6", E_KNOCK, V6, false, .s = { SYN("1K") }, .cnt = { C(syn_accepted, 1) } },
+	{ "knock v6 TS", E_KNOCK, V6, true, .s = { SYN("1K") }, .cnt = { C(syn_accepted, 1) } },
+	{ "native v4 TS, second key", E_NATIVE, V4, true, .s = { SYN("1K") },
 	  .cnt = { C(syn_accepted, 1) } },
-	{ "native v6", E_NATIVE, V6, false, .s = { SYN("1A") }, .cnt = { C(syn_accepted, 1) } },
+	{ "native v6", E_NATIVE, V6, false, .s = { SYN("1K") }, .cnt = { C(syn_accepted, 1) } },
 	{ "native: epochs e-1 and e+1", E_NATIVE, V6, true,
-	  .s = { SYN("1A", .how = ISN_PREV), SYN("2A", .how = ISN_NEXT, .who = OTHER_SPORT) },
+	  .s = { SYN("1K", .how = ISN_PREV), SYN("2K", .how = ISN_NEXT, .who = OTHER_SPORT) },
 	  .cnt = { C(syn_accepted, 2) } },
 	{ "knock with ECN setup flags and a payload", E_KNOCK, V4, true,
-	  .s = { SYN("1A", .flags = TCP_ECE | TCP_CWR, .len = 20) },
+	  .s = { SYN("1K", .flags = TCP_ECE | TCP_CWR, .len = 20) },
 	  .cnt = { C(syn_accepted, 1) } },
 	/* 9-15: wrong ISNs: closed-port answer (reset) or silence (drop) */
 	{ "knock v4 wrong ISN", E_KNOCK, V4, false,
@@ -462,17 +464,17 @@ static const struct scenario scenarios[] = {
 	  .cnt = { C(syn_refused, 1) } },
 	/* 16-20: replays */
 	{ "replay from another source v4", E_KNOCK, V4, true,
-	  .s = { SYN("1A"), SYN("2D", .who = OTHER_SRC, .answers = 1), SYN("3A") },
+	  .s = { SYN("1K"), SYN("2D", .who = OTHER_SRC, .answers = 1), SYN("3K") },
 	  .cnt = { C(syn_accepted, 2), C(replay_refused, 1), C(rst_sent, 1) } },
 	{ "replay from another source v6, native", E_NATIVE, V6, true,
-	  .s = { SYN("1A"), SYN("2D", .who = OTHER_SRC | OTHER_SPORT, .answers = 1) },
+	  .s = { SYN("1K"), SYN("2D", .who = OTHER_SRC | OTHER_SPORT, .answers = 1) },
 	  .cnt = { C(syn_accepted, 1), C(replay_refused, 1), C(rst_sent, 1) } },
 	{ "replay off: the other source passes", E_NOREPLAY, V4, true,
-	  .s = { SYN("1A"), SYN("2A", .who = OTHER_SRC) }, .cnt = { C(syn_accepted, 2) } },
+	  .s = { SYN("1K"), SYN("2K", .who = OTHER_SRC) }, .cnt = { C(syn_accepted, 2) } },
 	{ "same source without TS reconnects from another port", E_KNOCK, V6, false,
-	  .s = { SYN("1A"), SYN("2A", .who = OTHER_SPORT) }, .cnt = { C(syn_accepted, 2) } },
+	  .s = { SYN("1K"), SYN("2K", .who = OTHER_SPORT) }, .cnt = { C(syn_accepted, 2) } },
 	{ "replay table full", E_KNOCK, V4, true, .replay_max = 1,
-	  .s = { SYN("1A"), SYN("2D", .tsval = 1000, .who = OTHER_SPORT, .answers = 1), SYN("3A") },
+	  .s = { SYN("1K"), SYN("2D", .tsval = 1000, .who = OTHER_SPORT, .answers = 1), SYN("3K") },
 	  .cnt = { C(syn_accepted, 2), C(replay_full, 1), C(rst_sent, 1) } },
 	/* 21-26: stray probes, and packets no entry protects */
 	{ "FIN v4", E_KNOCK, V4, false, .s = { STRAY(FIN, "1D", .answers = 1) },
@@ -485,15 +487,15 @@ static const struct scenario scenarios[] = {
 	{ "FIN to an on_fail drop port", E_DROP, V6, false, .s = { STRAY(FIN, "1D") },
 	  .cnt = { C(stray, 1) } },
 	{ "no protect entry: port, address", E_ADDR, V4, false,
-	  .s = { SYN("1D", .who = OTHER_PORT), SYN("2D", .who = OTHER_DST), SYN("3A") },
+	  .s = { SYN("1D", .who = OTHER_PORT), SYN("2D", .who = OTHER_DST), SYN("3K") },
 	  .cnt = { C(no_entry, 2), C(syn_accepted, 1) } },
 	{ "an address-limited entry, IPv6", E_ADDR, V6, true,
-	  .s = { SYN("1D", .who = OTHER_DST), SYN("2A") },
+	  .s = { SYN("1D", .who = OTHER_DST), SYN("2K") },
 	  .cnt = { C(no_entry, 1), C(syn_accepted, 1) } },
 	/* closed_ports "daemon": SYNs and strays nobody listens for get the RST */
 	{ "closed port SYN, daemon answers", E_ADDR, V4, true, .closed_daemon = true,
 	  .s = { SYN("1D", .who = OTHER_PORT, .answers = 1), SYN("2D", .who = OTHER_DST, .answers = 1),
-		 SYN("3A") },
+		 SYN("3K") },
 	  .cnt = { C(closed, 2), C(rst_sent, 2), C(syn_accepted, 1) } },
 	{ "closed port FIN/NULL v6, daemon answers", E_KNOCK, V6, false, .closed_daemon = true,
 	  .s = { STRAY(FIN, "1D", .who = OTHER_PORT, .answers = 1),
@@ -605,7 +607,7 @@ static const struct scenario scenarios[] = {
 	 * flow's entry carries the bit: accepted, not verified or counted again.
 	 */
 	{ "integrity: our REPEAT returns, and retransmitted SYNs", E_INTEG, V4, true,
-	  .s = { SYN("1I"), SYN("2A"), DATA(0, 8, ""), SYN("4A"), DATA(8, 8, "3A 5A") },
+	  .s = { SYN("1I"), SYN("2K"), DATA(0, 8, ""), SYN("4K"), DATA(8, 8, "3A 5A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	/* A new TSval gives a new ISN: before any data the flow starts over with it. */
 	{ "integrity: a SYN with another ISN before data restarts", E_INTEG_N, V6, true,
@@ -649,7 +651,7 @@ static const struct scenario scenarios[] = {
 	 * until the timeout reset it.
 	 */
 	{ "integrity: a late SYN copy after the release", E_INTEG, V6, true,
-	  .s = { SYN("1I"), DATA(0, 16, "2A"), SYN("3A"), DATA(16, 100, "4A") },
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), SYN("3K"), DATA(16, 100, "4A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	/* The verified range until the service acknowledges it */
 	{ "integrity: a verified copy again passes; other bytes inside reset", E_INTEG, V6, true,
@@ -731,14 +733,14 @@ static const struct scenario scenarios[] = {
 	{ "guessing: a source crosses the threshold, no penalty", E_KNOCK, V4, true,
 	  .guess_threshold = 2,
 	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1), SYN("2D", .how = ISN_BAD, .answers = 1),
-		 SYN("3A") },
+		 SYN("3K") },
 	  .cnt = { C(syn_refused, 2), C(rst_sent, 2), C(guessers, 1), C(syn_accepted, 1) } },
 	/* ... and so is another address of the same IPv6 /64, until it is over. */
 	{ "guessing: with a penalty even a valid knock is refused, unverified", E_NATIVE, V6, true,
 	  .guess_threshold = 2, .guess_penalty = 30,
 	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1), SYN("2D", .how = ISN_BAD, .answers = 1),
 		 SYN("3D", .answers = 1), SYN("4D", .who = OTHER_SRC | OTHER_SPORT, .answers = 1),
-		 TICK(30, ""), SYN("5A", .tsval = 7) },
+		 TICK(30, ""), SYN("5K", .tsval = 7) },
 	  .cnt = { C(syn_refused, 2), C(rst_sent, 4), C(guessers, 1), C(penalized, 2),
 		   C(syn_accepted, 1) } },
 	{ "guessing: failed integrity bytes count too", E_INTEG, V4, false, .guess_threshold = 1,
@@ -873,9 +875,9 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 				return;
 			}
 			const struct event *ev = &events[e++];
-			enum nfqueue_verdict v = code == 'D'			   ? NFQUEUE_DROP
-					       : code == 'A' || code == 'R' ? NFQUEUE_ACCEPT
-									    : NFQUEUE_REPEAT;
+			enum nfqueue_verdict v = code == 'D' ? NFQUEUE_DROP
+					       : code == 'I' ? NFQUEUE_REPEAT
+							     : NFQUEUE_ACCEPT;
 
 			CHECK_EQ_U(ev->id, id, "%s: verdict order", at);
 			CHECK_EQ_U(ev->v, v, "%s: verdict for %u", at, id);
@@ -884,6 +886,11 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 				CHECK_EQ_U(ev->mark,
 					   kgw_mark_own(&conf.marks, r->marks[id]) | conf.marks.integ,
 					   "%s: INTEG mark for %u", at, id);
+			} else if (code == 'K') {
+				CHECK(ev->marked, "%s: %u marked", at, id);
+				CHECK_EQ_U(ev->mark,
+					   kgw_mark_own(&conf.marks, r->marks[id]) | conf.marks.accepted,
+					   "%s: ACCEPTED mark for %u", at, id);
 			} else if (code == 'R') {
 				CHECK(ev->marked, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark, kgw_mark_own(&conf.marks, r->marks[id]),
@@ -1043,12 +1050,12 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 
 	p = (struct nfqueue_packet){
 		.id = ++r->next_id, .hw_proto = sc->family == AF_INET ? 0x0800 : 0x86dd,
-		.hook = NF_INET_LOCAL_IN, .mark = st->mark, .indev = INDEV, .data = buf,
+		.hook = NF_INET_PRE_ROUTING, .mark = st->mark, .indev = INDEV, .data = buf,
 		.caplen = caplen, .wirelen = len,
 	};
 	if (st->k == K_REPLY) {
-		/* What the output rule queues: the service's segment, marked. */
-		p.hook = NF_INET_LOCAL_OUT;
+		/* What the postrouting rule queues: the service's segment, marked. */
+		p.hook = NF_INET_POST_ROUTING;
 		p.indev = 0;
 		p.mark = kgw_mark_own(&conf.marks, st->mark) | conf.marks.reply;
 		CHECK(server_wants(&r->s, &p), "scenario %u: the server takes its reply", r->no);
@@ -1184,6 +1191,59 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	conf.queue_maxlen = saved_maxlen;
 }
 
+/*
+ * Which queued packets are the server's (server_wants): one queue carries
+ * both roles, told apart by hook, flags and, at postrouting, the reply code.
+ */
+static void check_dispatch(void)
+{
+	static const struct {
+		uint32_t hook;
+		uint8_t flags;
+		bool from_service, reply_code;
+		bool want;
+		const char *what;
+	} rows[] = {
+		{ NF_INET_PRE_ROUTING, TCP_SYN, false, false, true, "a SYN at prerouting" },
+		{ NF_INET_PRE_ROUTING, TCP_ACK, false, false, true, "a segment at prerouting" },
+		{ NF_INET_LOCAL_IN, TCP_SYN, false, false, true, "input_closed's SYN" },
+		{ NF_INET_LOCAL_IN, TCP_FIN, false, false, true, "input_closed's FIN probe" },
+		{ NF_INET_LOCAL_IN, TCP_ACK, false, false, false, "the client's incoming segment" },
+		{ NF_INET_LOCAL_IN, TCP_RST, false, false, false, "the client's incoming RST" },
+		{ NF_INET_LOCAL_IN, TCP_SYN | TCP_ACK, false, false, false,
+		  "the client's incoming SYN-ACK" },
+		{ NF_INET_POST_ROUTING, TCP_ACK, true, true, true, "the service's integrity segment" },
+		{ NF_INET_POST_ROUTING, TCP_ACK, true, false, false, "a service segment, no code" },
+		{ NF_INET_POST_ROUTING, TCP_ACK, false, true, false,
+		  "the reply code from a port without integrity" },
+		{ NF_INET_LOCAL_OUT, TCP_SYN, false, false, false, "the client's SYN" },
+		{ NF_INET_LOCAL_OUT, TCP_ACK, true, true, false, "output, even with the code" },
+		{ NF_INET_FORWARD, TCP_SYN, false, false, false, "a forwarded SYN" },
+	};
+	struct server s = { .conf = &conf };
+	uint8_t buf[BUF_LEN];
+	size_t tcp_off;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		bool svc = rows[i].from_service;
+		size_t len = build(buf, &(struct spec){
+			.family = AF_INET, .src = svc ? server4 : client4, .dst = svc ? client4 : server4,
+			.sport = svc ? entries[E_INTEG].port : SPORT,
+			.dport = svc ? SPORT : entries[E_INTEG].port, .seq = 1, .ack = 1,
+			.flags = rows[i].flags }, &tcp_off);
+		struct nfqueue_packet p = {
+			.id = 1, .hw_proto = 0x0800, .hook = rows[i].hook, .data = buf,
+			.caplen = (uint32_t)len, .wirelen = (uint32_t)len,
+			.mark = rows[i].reply_code ? conf.marks.reply : 0,
+		};
+
+		if (!svc && rows[i].reply_code)
+			p.data[tcp_off] ^= 0x40;	/* sport: not a protected port */
+		CHECK(server_wants(&s, &p) == rows[i].want, "dispatch %zu: %s is %s", i + 1,
+		      rows[i].what, rows[i].want ? "the server's" : "the client's");
+	}
+}
+
 int main(void)
 {
 	if (sodium_init() < 0 || setup_conf() < 0) {
@@ -1191,6 +1251,7 @@ int main(void)
 		return 1;
 	}
 	log_init(1, LOG_ERR, "test_server");
+	check_dispatch();
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		run_scenario((unsigned)i + 1, &scenarios[i]);
 	/* Again with other mark bits (rules.mark_mask, rules.ct_mark_bit). */

@@ -1,0 +1,91 @@
+/*
+ * tablelife.c - the daemon's table at the ends of its life (see
+ * tablelife.h).
+ */
+#include <errno.h>
+
+#include "ctnl.h"
+#include "listen.h"
+#include "log.h"
+#include "tablelife.h"
+
+int tablelife_refuse_port_ok(const struct conf *c)
+{
+	int r;
+
+	if (!c->rules_manage || c->nprotect == 0)
+		return 0;
+	r = listen_port_used(c->refuse_port);
+	if (r > 0) {
+		log_warnx("rules.refuse_port %u: a socket listens there, and refused SYNs would "
+			  "reach it; choose a port nobody listens on", (unsigned)c->refuse_port);
+		return -EADDRINUSE;
+	}
+	if (r < 0) {
+		errno = -r;
+		log_warn("cannot tell whether a socket listens on rules.refuse_port %u",
+			 (unsigned)c->refuse_port);
+	}
+	return 0;
+}
+
+static bool is_knock_dst(int family, const uint8_t *dst, uint16_t port, const void *arg)
+{
+	return conf_find_knock(arg, family, dst, port) != NULL;
+}
+
+/*
+ * on_stop "open": the table goes, except when translated client flows are
+ * still open: conntrack, and with it their sequence adjustment, runs in a
+ * namespace only while some rule uses it.  Then a keeper table stays (no
+ * knocking, no refusing), which the next start replaces.  The count takes
+ * a conntrack socket of its own: the queue threads still run theirs.
+ */
+void tablelife_remove(const struct conf *c, enum nft_queue_kind kind)
+{
+	char err[512];
+	long open = 0;
+
+	if (c->nknock > 0) {
+		struct ctnl *ct = ctnl_open();
+
+		if (ct) {
+			open = ctnl_count_translated(ct, is_knock_dst, c);
+			ctnl_close(ct);
+		}
+	}
+	if (open > 0) {
+		if (nftrules_install_keeper(c, kind, err, sizeof(err)) == 0) {
+			log_notice("%ld translated connection(s) still open: table inet %s keeps "
+				   "only what they need (conntrack%s); the next start replaces it, "
+				   "`nft delete table inet %s` removes it", open, c->table,
+				   c->translate == TRANSLATE_USER ? ", queueing their packets" : "",
+				   c->table);
+			return;
+		}
+		log_warnx("cannot leave the keeper table: %s; deleting the table", err);
+	}
+	if (nftrules_remove(c->table) < 0)
+		log_warnx("cannot delete table inet %s", c->table);
+}
+
+/*
+ * on_stop "hide": the table stays, its SYNs no longer queued but refused
+ * by the kernel like a closed port's, before the queues are drained and
+ * closed, so that no SYN is lost in between; the next start replaces it
+ * in one step.  Should the swap fail, the running table stays, which does
+ * the same once the queues are closed (its knock rules bypass an empty
+ * queue), only a SYN queued at that moment goes unanswered.
+ */
+void tablelife_hide(const struct conf *c, enum nft_queue_kind kind)
+{
+	char err[512];
+
+	if (nftrules_install_hiding(c, kind, err, sizeof(err)) < 0)
+		log_warnx("cannot switch table inet %s to hiding: %s; it stays as it was",
+			  c->table, err);
+	log_notice("table inet %s stays (on_stop \"hide\"): until the next start replaces it, "
+		   "protected ports answer like closed ports and knocks wait; `knockgw flush` "
+		   "removes it", c->table);
+}
+
