@@ -4,7 +4,8 @@
 # that knockgw protects behind the router, which masquerades the LAN out:
 # v4 and v6, kernel path and translate = "user", bulk data byte-exact.  A
 # LAN address not in `from` is refused (the server's RST: its SYN goes
-# unknocked), the router's own other traffic is not queued, print-rules
+# unknocked), the router's own ssh is knocked as before and its other
+# traffic is not queued, the server sees only the router's address, print-rules
 # and the installed table agree, and after kill -9 of the router's knockgw
 # an established scp goes on (kernel path) while new LAN SYNs are dropped,
 # never let through unknocked.
@@ -115,6 +116,8 @@ for kind in kernel user; do
 			grep -q "Connection refused" "$TMP/other.log"
 		check "$kind $fam: ... by the server, as an unknocked SYN" \
 			[ "$(counter syn_refused)" -gt "$before" ]
+		out=$(in_r timeout 60 $SSH root@$dst echo own 2>/dev/null) || true
+		check "$kind $fam: the router's own ssh is knocked as before" [ "$out" = own ]
 		q0=$(qcounter queued "$NS_R")
 		out=$(in_r timeout 20 socat -T 10 - TCP:$bdst:8080 </dev/null 2>/dev/null) || true
 		check "$kind $fam: the router's own connection elsewhere works" [ "$out" = open-8080 ]
@@ -171,6 +174,10 @@ for dst in $S4 $S6; do
 	check "$fam after kill -9: its copy is byte-exact" \
 		[ "$(sha256sum <"$TMP/kill.bin" | cut -d' ' -f1)" = "$want" ]
 done
+# The server saw the router's address only: the routed flows were masqueraded.
+check "sshd saw connections from the router's addresses" \
+	sh -c "grep -q 'Connection from $R4 ' '$TMP/sshd.log' && grep -q 'Connection from $R6 ' '$TMP/sshd.log'"
+check "sshd never saw a LAN address" sh -c "! grep -Eq 'Connection from (10\\.0\\.0\\.|fd00:)' '$TMP/sshd.log'"
 KGW_PID=$SRV_PID
 check "the server's daemon stayed up" kill -0 "$SRV_PID"
 finish
