@@ -163,8 +163,11 @@ static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src, bool 
 	x_cmp(r, NFT_CMP_EQ, want, len);
 }
 
-/* fib daddr type local: the destination is one of this host's addresses. */
-static void x_fib_local(struct nftnl_rule *r)
+/*
+ * fib daddr type local (op EQ): the destination is one of this host's
+ * addresses; with NEQ, it is not (a packet this host routes).
+ */
+static void x_fib_local_op(struct nftnl_rule *r, uint32_t op)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("fib");
 	uint32_t local = RTN_LOCAL_TYPE;
@@ -173,7 +176,12 @@ static void x_fib_local(struct nftnl_rule *r)
 	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
 	nftnl_rule_add_expr(r, e);
-	x_cmp(r, NFT_CMP_EQ, &local, sizeof(local));
+	x_cmp(r, op, &local, sizeof(local));
+}
+
+static void x_fib_local(struct nftnl_rule *r)
+{
+	x_fib_local_op(r, NFT_CMP_EQ);
 }
 
 /* redirect to :port (this host's address, that port). */
@@ -399,6 +407,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	case RK_CLIENT_FWD_SYN:
 		/* FWD tells the daemon it is a routed SYN, not the server's. */
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		x_fib_local_op(r, NFT_CMP_NEQ);
 		x_key(r, KEY_META, NFT_META_MARK, false);
 		x_bitwise(r, &keep, &m->fwd, sizeof(keep));
 		x_key(r, KEY_META, NFT_META_MARK, true);

@@ -68,6 +68,7 @@
  *     dst's family:
  *     chain prerouting_raw {  type filter hook prerouting priority -300;
  *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
+ *                   fib daddr type != local       (routed: not to this host)
  *                   meta mark set mark & ~MASK | FWD  queue }
  *     and with translate = "user" (routed packets pass neither output nor
  *     input; forward sees both ways, after conntrack and before SNAT, with
@@ -500,7 +501,7 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		print_queue(f, p, false);
 		break;
 	case RK_CLIENT_FWD_SYN:
-		fprintf(f, "tcp flags & (syn | ack) == syn "
+		fprintf(f, "tcp flags & (syn | ack) == syn fib daddr type != local "
 			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
 			keep, m->fwd);
 		print_queue(f, p, false);
