@@ -46,7 +46,8 @@
  *                 window [30] 0..86400 (native only); replay [true];
  *                 replay_ttl [knock 3600; native 3*window, or 3600 when
  *                 window is 0] 1..604800, native: >= 3*window;
- *                 addresses [all] = [ "addr" or "addr/len", ... ]; }, ... )
+ *                 addresses [all] = [ "addr" or "addr/len", ... ];
+ *                 forward [false] (true needs addresses: routed hosts); }, ... )
  *   knock   = ( { dst "addr" or "addr/len"; port; mode; key "name";
  *                 integrity_len [0]; window [30] (native only);
  *                 from [none] = [ "addr/len", ... ] (1..16, no two overlapping,
@@ -105,7 +106,7 @@ enum conf_line {
 	CL_ON_STOP, CL_REFUSE_PORT, CL_MAX
 };
 enum entry_line { EL_NONE, EL_PORT, EL_KEYS, EL_INTEGRITY_LEN, EL_WINDOW, EL_REPLAY_TTL, EL_DST,
-		  EL_KEY, EL_FROM, EL_MAX };
+		  EL_KEY, EL_FORWARD, EL_FROM, EL_MAX };
 
 struct conf_key {
 	char name[CONF_NAME_MAX];
@@ -128,6 +129,7 @@ struct conf_protect {
 	uint32_t replay_ttl;		/* seconds, defaults already applied */
 	size_t naddrs;			/* 0 = every local address */
 	struct prefix addrs[CONF_MAX_ADDRS];
+	bool forward;			/* addrs are hosts this one routes to */
 	bool has_window;		/* "window" was written (knock mode rejects it) */
 	int lines[EL_MAX];		/* enum entry_line */
 };

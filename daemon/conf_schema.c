@@ -290,6 +290,7 @@ static const struct srow protect_rows[] = {
 	{ "replay", BOOL(struct conf_protect, replay) },
 	{ "replay_ttl", INT(struct conf_protect, replay_ttl, 1, 604800), .line = EL_REPLAY_TTL },
 	{ "addresses", .type = ST_STRINGS, .store = store_addresses },
+	{ "forward", BOOL(struct conf_protect, forward), .line = EL_FORWARD },
 	END,
 };
 

@@ -151,7 +151,8 @@ static void validate_window(struct vctx *v, int line, enum kg_mode mode, bool ha
 /* Two entries for one port that share an address: which keys apply would be a guess. */
 static bool protect_overlap(const struct conf_protect *a, const struct conf_protect *b)
 {
-	if (a->port != b->port)
+	/* A routed host is never one of this host's own addresses. */
+	if (a->port != b->port || a->forward != b->forward)
 		return false;
 	if (a->naddrs == 0 || b->naddrs == 0)
 		return true;
@@ -198,6 +199,10 @@ static void validate_protect(struct vctx *v, size_t idx, size_t nkeys)
 		     (unsigned)p->replay_ttl, min_ttl);
 
 	bounded(v, p->line, p->naddrs, CONF_MAX_ADDRS, "addresses in a protect entry");
+
+	if (p->forward && p->naddrs == 0)
+		verr(v, at(p->lines[EL_FORWARD], p->line),
+		     "forward = true needs addresses: the hosts behind this one it protects");
 
 	/* Refused SYNs are sent to refuse_port, which must answer as closed. */
 	if (p->port == c->refuse_port)

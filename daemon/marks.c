@@ -27,7 +27,8 @@ int kgw_marks_make(uint32_t mask, uint32_t ct_bit, struct kgw_marks *ret)
 		.invalid = 3u << shift,
 		.noconn = 4u << shift,
 		.accepted = 5u << shift,
-		.fwd = 6u << shift,
+		.newsyn = 6u << shift,
+		.fwd = 7u << shift,
 		.ct_integ = ct_bit,
 	};
 	return 0;

@@ -18,8 +18,12 @@
  *   - the daemon lets a SYN to a protected port through with ACCEPTED
  *     there: the nat rule after the queue sends every other SYN to that
  *     port (one the daemon refused, or one no daemon saw) to a closed port,
- *     and lets this one go, clearing the code.  The knock rule clears our
- *     bits before it queues, so ACCEPTED only comes from a verdict;
+ *     and lets this one go, clearing the code.  The knock rules clear our
+ *     bits before they queue, so ACCEPTED only comes from a verdict;
+ *   - the knock rule for new SYNs from outside puts NEWSYN there: such a
+ *     SYN is one the nat rule can refuse, so for a routed host (forward)
+ *     the daemon refuses it by letting it go on unmarked, to the host's
+ *     own closed port;
  *   - the gateway client role's SYN rule puts FWD there: a SYN this host
  *     routes, from a knock entry's `from` prefix (the daemon hands it back
  *     with our bits cleared).
@@ -36,7 +40,7 @@
 enum {
 	KGW_MARK_MASK_DEFAULT = 0x7f000000,
 	KGW_CTMARK_DEFAULT = 0x40000000,
-	KGW_MARK_BITS_MIN = 3,		/* six codes and "none" */
+	KGW_MARK_BITS_MIN = 3,		/* seven codes and "none" */
 };
 
 struct kgw_marks {
@@ -46,12 +50,13 @@ struct kgw_marks {
 	uint32_t invalid;	/* a rule's: conntrack called it invalid */
 	uint32_t noconn;	/* a rule's: conntrack knows no connection for it */
 	uint32_t accepted;	/* the daemon's: a SYN it let through */
-	uint32_t fwd;		/* the gateway's rule: a routed SYN to knock */
+	uint32_t newsyn;	/* a rule's: a new SYN from outside (nat can refuse it) */
+	uint32_t fwd;		/* the gateway client's rule: a routed SYN to knock */
 	uint32_t ct_integ;	/* conntrack mark bit: the flow awaits its bytes */
 };
 
 /*
- * Codes 1..6 at the lowest bit of mask.  0, or -EINVAL when mask is not one
+ * Codes 1..7 at the lowest bit of mask.  0, or -EINVAL when mask is not one
  * run of at least KGW_MARK_BITS_MIN bits or ct_bit is not exactly one bit.
  */
 int kgw_marks_make(uint32_t mask, uint32_t ct_bit, struct kgw_marks *ret);

@@ -126,11 +126,14 @@ static bool entry_covers(const struct conf_protect *e, int family, const uint8_t
 
 int match_protect(const struct conf *c, int family, const uint8_t *dst, uint16_t dport)
 {
-	for (size_t i = 0; i < c->nprotect; i++) {
-		const struct conf_protect *e = &c->protect[i];
+	/* Forward entries first: theirs are named hosts, a local entry may be "all". */
+	for (int fwd = 1; fwd >= 0; fwd--) {
+		for (size_t i = 0; i < c->nprotect; i++) {
+			const struct conf_protect *e = &c->protect[i];
 
-		if (e->port == dport && entry_covers(e, family, dst))
-			return (int)i;
+			if (e->forward == fwd && e->port == dport && entry_covers(e, family, dst))
+				return (int)i;
+		}
 	}
 	return -1;
 }

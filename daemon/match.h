@@ -50,8 +50,10 @@ void prefix_format(const struct prefix *p, char *buf, size_t buflen);
 /*
  * The protect entry (index into c->protect) for a segment to (dst, dport):
  * the first whose port matches and whose addresses contain dst (no
- * addresses: every local address); -1 when none.  conf_validate() refuses
- * overlapping entries, so "first" is "the only one".
+ * addresses: every local address), forward entries before the others (a
+ * packet the rules queued for a routed host is that host's, even when a
+ * local entry of the same port covers every address); -1 when none.
+ * conf_validate() refuses overlapping entries of one kind.
  */
 int match_protect(const struct conf *c, int family, const uint8_t *dst, uint16_t dport);
 

@@ -199,6 +199,36 @@ static void x_redirect(struct nftnl_rule *r, uint16_t port)
 	nftnl_rule_add_expr(r, e);
 }
 
+/* dnat to (the packet's own destination):port, family's addresses. */
+static void x_dnat_same_host(struct nftnl_rule *r, int family, uint16_t port)
+{
+	struct nftnl_expr *imm = nftnl_expr_alloc("immediate");
+	struct nftnl_expr *e = nftnl_expr_alloc("nat");
+	uint16_t be = htons(port);
+
+	/* Destination at IPv4 offset 16 / IPv6 24, into register 1. */
+	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER, family == AF_INET ? 16 : 24,
+		  family == AF_INET ? 4 : 16);
+	nftnl_expr_set_u32(imm, NFTNL_EXPR_IMM_DREG, NFT_REG_2);
+	nftnl_expr_set(imm, NFTNL_EXPR_IMM_DATA, &be, sizeof(be));
+	nftnl_rule_add_expr(r, imm);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
+	nftnl_rule_add_expr(r, e);
+}
+
+static void x_reject_rst(struct nftnl_rule *r)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("reject");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_REJECT_TYPE, NFT_REJECT_TCP_RST);
+	nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, 0);
+	nftnl_rule_add_expr(r, e);
+}
+
 /* Our bits of the packet mark cleared, the rest kept. */
 static void x_clear_ours(struct nftnl_rule *r, const struct kgw_marks *m)
 {
@@ -298,6 +328,13 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_counter(r);
 		x_queue(r, p, kind, true);
 		return;
+	case RK_NOCONN_RESET:
+		x_l4_tcp(r);
+		x_key(r, KEY_META, NFT_META_MARK, false);
+		x_masked_eq32(r, m->mask, m->noconn, NFT_CMP_EQ);
+		x_counter(r);
+		x_reject_rst(r);
+		return;
 	case RK_NAT_ACCEPTED:
 		/* Only a verdict sets ACCEPTED: the knock rules clear our bits. */
 		x_l4_tcp(r);
@@ -337,8 +374,13 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 			x_cmp(r, NFT_CMP_NEQ, &lo, sizeof(lo));
 			x_key(r, KEY_CT, NFT_CT_STATE, false);
 			x_masked_eq32(r, NF_CT_STATE_BIT(IP_CT_NEW), 0, NFT_CMP_NEQ);
+			/* Our bits = NEWSYN: the nat rule can refuse this one. */
+			x_key(r, KEY_META, NFT_META_MARK, false);
+			x_bitwise(r, &keep, &m->newsyn, sizeof(keep));
+			x_key(r, KEY_META, NFT_META_MARK, true);
+		} else {
+			x_clear_ours(r, m);
 		}
-		x_clear_ours(r, m);
 		x_counter(r);
 		if (ru->kind == RK_SYN_HIDE && p->hiding)
 			x_verdict(r, NF_ACCEPT);	/* on to the nat chain's refusal */
@@ -348,12 +390,19 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	case RK_NAT_REFUSE:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
 		x_counter(r);
-		x_redirect(r, p->refuse_port);
+		if (ru->forward)
+			x_dnat_same_host(r, ru->addr->family, p->refuse_port);
+		else
+			x_redirect(r, p->refuse_port);
 		break;
 	case RK_STRAY_QUEUE:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
+		/* NOCONN: with no daemon, the late chain's reject answers it. */
+		x_key(r, KEY_META, NFT_META_MARK, false);
+		x_bitwise(r, &keep, &m->noconn, sizeof(keep));
+		x_key(r, KEY_META, NFT_META_MARK, true);
 		x_counter(r);
-		x_queue(r, p, kind, false);
+		x_queue(r, p, kind, ru->bypass);
 		break;
 	case RK_STRAY_DROP:
 		x_key(r, KEY_CT, NFT_CT_STATE, false);
@@ -376,7 +425,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_bitwise(r, &keep, &why, sizeof(keep));
 		x_key(r, KEY_META, NFT_META_MARK, true);
 		x_counter(r);
-		x_queue(r, p, kind, false);
+		x_queue(r, p, kind, ru->bypass);
 		break;
 	}
 	case RK_INTEG:

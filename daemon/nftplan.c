@@ -10,8 +10,9 @@
  *                     (the daemon's REPEAT of a valid integrity SYN: the SYN
  *                     rule below queues it again and the daemon lets it pass)
  *       per protected port (and address, when limited); every rule only
- *       for this host's own addresses (fib daddr type local), as dialled:
- *         tcp dport P SYN iif != lo ct state new  clear our bits  queue bypass
+ *       for this host's own addresses (fib daddr type local), as dialled,
+ *       but a forward entry's, which name the routed hosts it protects:
+ *         tcp dport P SYN iif != lo ct state new  our bits = NEWSYN  queue bypass
  *                     (on_fail "reset" and no fail_open: with no daemon the
  *                     packet goes on to the nat chain, which refuses it)
  *         tcp dport P SYN  clear our bits         queue  (the rest: invalid,
@@ -29,12 +30,16 @@
  *                     meta mark set mark & ~MASK | INVALID      queue  (no entry, so
  *                                     no flag: checked if its flow is being checked)
  *     }
- *     chain prerouting_nat {  type nat hook prerouting priority -100;
+ *     chain prerouting_nat {  type nat hook prerouting priority -110;
+ *                     (before any DNAT at the usual -100)
  *       SYN meta mark & MASK == ACCEPTED   clear our bits  accept  (let through)
  *       per protected port (and address): tcp dport P SYN  redirect to :REFUSE
  *                     (refused, or no daemon saw it: the kernel answers from a
  *                     port nobody listens on, and conntrack puts P back in
  *                     the answer, which is then a closed port's, field by field)
+ *       per forward entry's address: ip daddr A tcp dport P SYN
+ *                     dnat to ip daddr:REFUSE   (the routed host's own closed
+ *                     port answers, through this router)
  *     }
  *     with an integrity entry: the service's side of those flows (pending.h),
  *     after any DNAT is undone, so with the addresses the client dialled
@@ -111,7 +116,13 @@
 
 enum {
 	SERVER_PRIORITY = -150,		/* after conntrack, before DNAT */
-	NAT_PRIORITY = -100,		/* DNAT's own */
+	/*
+	 * Before DNAT's own -100: nat chains of equal priority run newest
+	 * first, so another table's DNAT (Docker's, re-created after ours)
+	 * would otherwise take a SYN the daemon never let through.
+	 */
+	NAT_PRIORITY = -110,
+	LATE_PRIORITY = -140,		/* after the server's chain, before nat */
 	REPLY_PRIORITY = 110,		/* after SNAT, and after DNAT undone */
 	CLOSED_PRIORITY = 10,
 	RAW_PRIORITY = -300,
@@ -121,6 +132,7 @@ enum {
 
 static const struct nftplan_chain_def chains[CH_MAX] = {
 	[CH_PREROUTING] = { "prerouting", "filter", NF_INET_PRE_ROUTING, SERVER_PRIORITY },
+	[CH_PREROUTING_LATE] = { "prerouting_late", "filter", NF_INET_PRE_ROUTING, LATE_PRIORITY },
 	[CH_PREROUTING_NAT] = { "prerouting_nat", "nat", NF_INET_PRE_ROUTING, NAT_PRIORITY },
 	[CH_POSTROUTING] = { "postrouting", "filter", NF_INET_POST_ROUTING, REPLY_PRIORITY },
 	[CH_INPUT] = { "input", "filter", NF_INET_LOCAL_IN, USER_PRIORITY },
@@ -171,6 +183,16 @@ void nftplan_free(struct nftplan *p)
 	p->n = p->cap = 0;
 }
 
+/*
+ * Does entry e hide its port with no daemon, through the nat chain?  Not
+ * with on_fail "drop" (silence is its closed port), nor with fail_open
+ * (its SYNs pass when no daemon is there).
+ */
+static bool hides(const struct nftplan *p, const struct conf_protect *e)
+{
+	return !p->bypass && e->on_fail == ON_FAIL_RESET;
+}
+
 static void plan_add(struct nftplan *p, enum nftplan_kind k, const struct conf_protect *e,
 		     const struct prefix *a)
 {
@@ -181,19 +203,14 @@ static void plan_add(struct nftplan *p, enum nftplan_kind k, const struct conf_p
 
 	plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e ? e->port : 0, .addr = a,
 				    .addr_is_src = k == RK_INTEG_REPLY,
-				    .local = e && ch != CH_INPUT_CLOSED && k != RK_INTEG_REPLY,
+				    .local = e && !e->forward && ch != CH_INPUT_CLOSED &&
+					     k != RK_INTEG_REPLY,
+				    .forward = e && e->forward,
+				    .bypass = e && hides(p, e) &&
+					      (k == RK_STRAY_QUEUE || k == RK_NOCONN),
 				    .entry_line = e ? e->line : 0 });
 }
 
-/*
- * Does entry e hide its port with no daemon, through the nat chain?  Not
- * with on_fail "drop" (silence is its closed port), nor with fail_open
- * (its SYNs pass when no daemon is there).
- */
-static bool hides(const struct nftplan *p, const struct conf_protect *e)
-{
-	return !p->bypass && e->on_fail == ON_FAIL_RESET;
-}
 
 static void plan_client(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
 			const struct conf_knock *e, bool src)
@@ -289,6 +306,14 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 		hide = hide || hides(p, e);
 	}
 	if (hide) {
+		/*
+		 * The closed-port rules' segments (FIN/NULL/Xmas, no connection)
+		 * go on past an empty queue still coded NOCONN (the daemon drops
+		 * every one it answers, and clears the code of one it passes):
+		 * the kernel answers those with its RST.
+		 */
+		plan_push(p, (struct nftplan_rule){ .kind = RK_NOCONN_RESET,
+					    .chain = CH_PREROUTING_LATE });
 		/*
 		 * After the queue: a SYN the daemon let through goes on; any
 		 * other to a hiding port (one it refused, or one no daemon saw,
@@ -429,6 +454,10 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 			   "meta mark set meta mark & 0x%08x counter accept\n",
 			m->mask, m->accepted, keep);
 		return;
+	case RK_NOCONN_RESET:
+		fprintf(f, "meta l4proto tcp meta mark & 0x%08x == 0x%08x counter reject with tcp reset\n",
+			m->mask, m->noconn);
+		return;
 	default:
 		break;
 	}
@@ -447,19 +476,29 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 	case RK_SYN:
 		fputs("tcp flags & (syn | ack) == syn ", f);
 		if (r->kind == RK_SYN_HIDE)
-			fputs("iif != \"lo\" ct state new ", f);
-		fprintf(f, "meta mark set meta mark & 0x%08x counter ", keep);
+			fprintf(f, "iif != \"lo\" ct state new meta mark set meta mark & 0x%08x | "
+				   "0x%08x counter ", keep, m->newsyn);
+		else
+			fprintf(f, "meta mark set meta mark & 0x%08x counter ", keep);
 		if (r->kind == RK_SYN_HIDE && p->hiding)
 			fputs("accept", f);
 		else
 			print_queue(f, p, r->kind == RK_SYN_HIDE);
 		break;
 	case RK_NAT_REFUSE:
-		fprintf(f, "tcp flags & (syn | ack) == syn counter redirect to :%u", p->refuse_port);
+		fputs("tcp flags & (syn | ack) == syn counter ", f);
+		if (r->forward) {
+			const char *fam = r->addr->family == AF_INET ? "ip" : "ip6";
+
+			fprintf(f, "dnat %s to %s daddr:%u", fam, fam, p->refuse_port);
+		} else {
+			fprintf(f, "redirect to :%u", p->refuse_port);
+		}
 		break;
 	case RK_STRAY_QUEUE:
-		fputs("tcp flags & (syn | ack | rst) == 0x0 counter ", f);
-		print_queue(f, p, false);
+		fprintf(f, "tcp flags & (syn | ack | rst) == 0x0 meta mark set meta mark & 0x%08x | "
+			   "0x%08x counter ", keep, m->noconn);
+		print_queue(f, p, r->bypass);
 		break;
 	case RK_STRAY_DROP:
 		fputs("ct state new,invalid tcp flags & (syn | ack) != syn counter drop", f);
@@ -468,7 +507,7 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		fprintf(f, "ct state new,untracked tcp flags & (syn | ack) != syn "
 			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
 			keep, m->noconn);
-		print_queue(f, p, false);
+		print_queue(f, p, r->bypass);
 		break;
 	case RK_INVALID_INTEG:
 		fprintf(f, "ct state invalid tcp flags & (syn | ack) != syn "
@@ -571,6 +610,8 @@ static const char *kind_name(enum nftplan_kind k)
 		return "knock rule";
 	case RK_NAT_ACCEPTED:
 		return "accepted-knock nat rule";
+	case RK_NOCONN_RESET:
+		return "closed-port reject rule";
 	case RK_NAT_REFUSE:
 		return "refusal nat rule (redirect to rules.refuse_port)";
 	case RK_STRAY_QUEUE:

@@ -19,6 +19,7 @@
 
 enum nftplan_chain {
 	CH_PREROUTING,		/* the server's: before DNAT, what the client dialled */
+	CH_PREROUTING_LATE,	/* what no daemon answered: the kernel's RST */
 	CH_PREROUTING_NAT,	/* refused SYNs to a closed port (nat) */
 	CH_POSTROUTING,		/* the service's side of integrity flows, after un-NAT */
 	CH_INPUT,		/* the client's user path, incoming */
@@ -46,6 +47,7 @@ enum nftplan_kind {
 	RK_SYN,			/* the other SYNs to it (invalid, untracked, loopback): queue */
 	RK_NAT_ACCEPTED,	/* a SYN the daemon let through: no redirect */
 	RK_NAT_REFUSE,		/* any other: redirect to rules.refuse_port */
+	RK_NOCONN_RESET,	/* a NOCONN-coded segment no daemon saw: reject with RST */
 	RK_STRAY_QUEUE,		/* FIN/NULL/Xmas: queue, answered like a closed port */
 	RK_STRAY_DROP,		/* on_fail "drop": anything not a SYN, untracked: drop */
 	RK_NOCONN,		/* reset: not a SYN, no connection conntrack knows: queue */
@@ -72,6 +74,8 @@ struct nftplan_rule {
 	const struct prefix *from;	/* gateway rules: the LAN prefix (source going out) */
 	bool addr_is_src;		/* match addr as source (incoming client flows) */
 	bool local;			/* only to this host's own addresses (fib) */
+	bool forward;			/* a forward entry's: addr is a routed host */
+	bool bypass;			/* queue with bypass (a later rule answers) */
 	int entry_line;
 	uint8_t value;			/* RK_CLOSED_SOCKET: the socket's transparent flag */
 };

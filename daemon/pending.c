@@ -117,11 +117,14 @@ static bool has_code(const struct server *s, uint32_t mark, uint32_t code)
 
 /*
  * Lets a packet go.  The service's segments came with the reply code, the
- * client's invalid ones with the invalid code: they leave without it.
+ * client's invalid ones with the invalid code, those of no connection
+ * conntrack knows with NOCONN: they leave without it.
  */
 static void accept_id(const struct server *s, struct nfqueue *q, uint32_t id, uint32_t mark)
 {
-	if (has_code(s, mark, s->conf->marks.reply) || has_code(s, mark, s->conf->marks.invalid))
+	/* A NOCONN code left on would meet the late chain's reject (nftplan.c). */
+	if (has_code(s, mark, s->conf->marks.reply) || has_code(s, mark, s->conf->marks.invalid) ||
+	    has_code(s, mark, s->conf->marks.noconn))
 		nfqueue_verdict_mark(q, id, NFQUEUE_ACCEPT, own_mark(s, mark));
 	else
 		nfqueue_verdict(q, id, NFQUEUE_ACCEPT);

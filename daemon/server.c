@@ -139,13 +139,28 @@ static bool let_kernel_discard(struct server *s, struct nfqueue *q, const struct
 
 /*
  * Gives p what a closed port would give under entry e: the kernel's RST
- * (on_fail "reset"), or nothing (on_fail "drop"); the packet goes no further.
+ * (on_fail "reset"), or nothing (on_fail "drop"); the packet goes no
+ * further, but to a routed host's closed port.
  */
 static void mimic_closed_port(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
 			      const struct pkt_view *v, const struct conf_protect *e)
 {
+	const struct kgw_marks *m = &s->conf->marks;
+
 	if (e->on_fail == ON_FAIL_RESET && let_kernel_discard(s, q, p, v))
 		return;
+	/*
+	 * A routed host's closed port is that host's to give, with its own
+	 * fields and this hop on it: a new SYN goes on unmarked, and the nat
+	 * rule sends it to the host's rules.refuse_port (nftplan.c).  Only a
+	 * SYN the rule marked NEWSYN: the nat rule cannot redirect another.
+	 */
+	if (e->forward && e->on_fail == ON_FAIL_RESET &&
+	    kgw_mark_code(m, p->mark) == m->newsyn) {
+		nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, kgw_mark_own(m, p->mark));
+		s->cnt.c[SC_routed_refusals]++;
+		return;
+	}
 	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 	if (e->on_fail == ON_FAIL_RESET)
 		server_send_closed_rst(s, p, v);

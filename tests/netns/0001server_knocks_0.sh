@@ -29,16 +29,6 @@ EOC
 chmod 600 "$TMP/knockgw.conf"	# it holds a secret: owner only
 start_knockgw "$NS_S" "$TMP/knockgw.conf"
 
-# like_closed NAME SRC DST DPORT SEQ [args]: the answer to this segment is the
-# one port 23 (closed) gives to the same segment, field for field.
-like_closed() {
-	l_name=$1 l_src=$2 l_dst=$3 l_dport=$4 l_seq=$5
-	shift 5
-	probe "$l_name" "$l_src" "$l_dst" "$l_dport" "$l_seq" "$@"
-	probe "$l_name-closed" "$l_src" "$l_dst" 23 "$l_seq" "$@"
-	rst_alike "$l_name" "$l_name-closed"
-}
-
 for fam in 4 6; do
 	if [ $fam = 4 ]; then src=$C4 dst=$S4 other=192.0.2.3; else src=$C6 dst=$S6 other=2001:db8::3; fi
 	for ts in 1234567 none; do

@@ -114,9 +114,9 @@ check "refused SYNs were counted" [ "$(counter syn_refused "$NS_S" "$SRV")" -ge 
 check "no restore failed" sh -c "! grep -q 'cannot restore table' '$SLOG' '$CLOG'"
 check "both daemons are still running" kill -0 "$SRV" "$CLI_PID"
 
-# A clean stop still removes the table that was put back.
+# A clean stop leaves the table that was put back, hiding (on_stop hide).
 kill "$SRV"
 wait_for 10 sh -c "! kill -0 $SRV"
-check "SIGTERM: the restored table is deleted" \
-	sh -c "! ip netns exec $NS_S nft list table inet knockgw >/dev/null 2>&1"
+check "SIGTERM: the restored table stays, hiding" \
+	sh -c "ip netns exec $NS_S nft list chain inet knockgw prerouting 2>/dev/null | grep -q 'ct state new .* accept'"
 finish

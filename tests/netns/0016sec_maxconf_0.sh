@@ -59,7 +59,7 @@ conf() {
 
 # rules_per_chain: "chain count" lines for the table on stdin (nft syntax).
 rules_per_chain() {
-	awk '/^\tchain / { c = $2 } /^\t\t/ && !/type filter hook/ { n[c]++ }
+	awk '/^\tchain / { c = $2 } /^\t\t/ && !/type [a-z]* hook/ { n[c]++ }
 		END { for (c in n) print c, n[c] }' | sort
 }
 table_rules() {
@@ -73,10 +73,12 @@ works() {
 	table_rules >"$TMP/got.txt"
 	check "$1: the table holds every rule print-rules shows" \
 		diff -u "$TMP/want.txt" "$TMP/got.txt"
-	check "$1: chain input has 1 + $2 x 16 x 5 rules" \
-		grep -qx "input $((1 + $2 * 16 * 5))" "$TMP/got.txt"
-	check "$1: chain output_integ has $2 x 16 rules" \
-		grep -qx "output_integ $(($2 * 16))" "$TMP/got.txt"
+	check "$1: chain prerouting has 1 + $2 x 16 x 6 rules" \
+		grep -qx "prerouting $((1 + $2 * 16 * 6))" "$TMP/got.txt"
+	check "$1: chain prerouting_nat has 1 + $2 x 16 rules" \
+		grep -qx "prerouting_nat $((1 + $2 * 16))" "$TMP/got.txt"
+	check "$1: chain postrouting has $2 x 16 rules" \
+		grep -qx "postrouting $(($2 * 16))" "$TMP/got.txt"
 	check "$1: chain input_closed has $2 x 16 + 3 rules" \
 		grep -qx "input_closed $(($2 * 16 + 3))" "$TMP/got.txt"
 	check "$1: chain output_raw has $2 rules" grep -qx "output_raw $2" "$TMP/got.txt"

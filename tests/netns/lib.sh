@@ -375,6 +375,16 @@ rst_alike() {
 	python3 "$TOP/tests/netns/rstcmp.py" ${3:-} "$TMP/$1.json" "$TMP/$2.json"
 }
 
+# like_closed NAME SRC DST DPORT SEQ [args]: the answer to this segment is the
+# one port 23 (closed) gives to the same segment, field for field.
+like_closed() {
+	l_name=$1 l_src=$2 l_dst=$3 l_dport=$4 l_seq=$5
+	shift 5
+	probe "$l_name" "$l_src" "$l_dst" "$l_dport" "$l_seq" "$@"
+	probe "$l_name-closed" "$l_src" "$l_dst" 23 "$l_seq" "$@"
+	rst_alike "$l_name" "$l_name-closed"
+}
+
 # tamper_first_byte PORT: from now on the client namespace's output rewrites
 # the first payload byte of each segment to PORT to 'X' (0x58), checksum
 # kept right, as a man in the middle could; untamper ends it.
@@ -423,15 +433,17 @@ csum_errors() {
 		if ($i == "InCsumErrors") c = i; n = 1 } else print $c }' /proc/net/snmp
 }
 
-# nmap_same TAG FILE: one row: nmap's output FILE shows ports 22 and 23 in
-# the same state; if not, the output follows.
+# nmap_same TAG FILE [PORT CLOSED]: one row: nmap's output FILE shows PORT
+# (22) and the closed port CLOSED (23) in the same state; if not, the output
+# follows.
 nmap_same() {
-	ns_22=$(awk '$1 == "22/tcp" { print $2 }' "$2")
-	ns_23=$(awk '$1 == "23/tcp" { print $2 }' "$2")
+	ns_p=${3:-22} ns_c=${4:-23}
+	ns_22=$(awk -v p="$ns_p/tcp" '$1 == p { print $2 }' "$2")
+	ns_23=$(awk -v p="$ns_c/tcp" '$1 == p { print $2 }' "$2")
 	if [ -n "$ns_22" ] && [ "$ns_22" = "$ns_23" ]; then
-		ok "$1: 22 and 23 both '$ns_22'"
+		ok "$1: $ns_p and $ns_c both '$ns_22'"
 	else
-		not_ok "$1: 22 is '$ns_22', 23 is '$ns_23'"
+		not_ok "$1: $ns_p is '$ns_22', $ns_c is '$ns_23'"
 		cat "$2"
 	fi
 }

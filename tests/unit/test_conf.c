@@ -817,6 +817,24 @@ static void test_match(void)
 		CHECK_EQ_U((unsigned)(k ? (int)(k - c->knock) : -1), (unsigned)r->want_knock,
 			   "match row %d: knock", r->id);
 	}
+	/*
+	 * A router's own port 22 (every local address) and the hosts it
+	 * routes to on 22 (forward): a routed host's SYN is the forward
+	 * entry's, though the local entry, listed first, covers every address.
+	 */
+	base(c);
+	{
+		struct conf_protect *f = add_protect(c, 22);
+		uint8_t routed[4] = { 203, 0, 113, 9 }, local[4] = { 192, 0, 2, 2 };
+
+		f->forward = true;
+		f->naddrs = 1;
+		prefix_parse("203.0.113.0/24", &f->addrs[0]);
+		CHECK_EQ_U((unsigned)match_protect(c, AF_INET, routed, 22), 1u,
+			   "forward: a routed host's SYN is the forward entry's");
+		CHECK_EQ_U((unsigned)match_protect(c, AF_INET, local, 22), 0u,
+			   "forward: a local address's is the local entry's");
+	}
 	free(c);
 }
 

@@ -220,6 +220,7 @@ enum entry_id {
 	E_INTEG_N,	/* 8443, native, integrity 64 */
 	E_INTEG_MAX,	/* 2048, knock, integrity INTEG_MAX_LEN */
 	E_ADDR,		/* 80, knock, only 192.0.2.1 and 2001:db8::1 */
+	E_FWD,		/* 8080, native, forward: 192.0.2.0/24, 2001:db8::/64 routed */
 	NENTRIES
 };
 
@@ -235,6 +236,7 @@ static const struct entry_spec {
 	bool replay;
 	uint32_t replay_ttl;
 	const char *addr[2];
+	bool forward;
 } entries[NENTRIES] = {
 	[E_KNOCK] = { 22, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_RESET, 0,
 		      true, 3600, { NULL } },
@@ -252,6 +254,8 @@ static const struct entry_spec {
 			  ON_FAIL_RESET, 0, true, 3600, { NULL } },
 	[E_ADDR] = { 80, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_RESET, 0,
 		     true, 3600, { "192.0.2.1", "2001:db8::1/128" } },
+	[E_FWD] = { 8080, KG_MODE_NATIVE, 1, { KEY_NATIVE }, KEY_NATIVE, 0, ON_FAIL_RESET, 30,
+		    true, 90, { "192.0.2.0/24", "2001:db8::/64" }, true },
 };
 
 static int setup_conf(void)
@@ -293,6 +297,7 @@ static int setup_conf(void)
 		e->window = es->window;
 		e->replay = es->replay;
 		e->replay_ttl = es->replay_ttl;
+		e->forward = es->forward;
 		for (size_t a = 0; a < 2 && es->addr[a]; a++)
 			if (prefix_parse(es->addr[a], &e->addrs[e->naddrs++]) < 0)
 				return -1;
@@ -386,7 +391,7 @@ struct step {
 	bool anykill;		/* aborts of several flows: counted, not checked */
 };
 
-enum code { CODE_NONE, CODE_INVALID, CODE_NOCONN };
+enum code { CODE_NONE, CODE_INVALID, CODE_NOCONN, CODE_NEWSYN };
 
 struct count {
 	enum server_counter c;
@@ -492,6 +497,26 @@ static const struct scenario scenarios[] = {
 	{ "an address-limited entry, IPv6", E_ADDR, V6, true,
 	  .s = { SYN("1D", .who = OTHER_DST), SYN("2K") },
 	  .cnt = { C(no_entry, 1), C(syn_accepted, 1) } },
+	/*
+	 * A routed host (forward): a new SYN from outside (NEWSYN) is refused
+	 * by letting it go on unmarked, to the nat rule and the host's closed
+	 * port; any other is dropped and answered here, as for a local port.
+	 */
+	{ "forward: a refused new SYN goes on to the host's closed port", E_FWD, V4, true,
+	  .s = { SYN("1R", .how = ISN_BAD, .code = CODE_NEWSYN, .mark = 0x1234),
+		 SYN("2R", .how = ISN_BAD, .code = CODE_NEWSYN, .who = OTHER_SPORT, .mark = 0x1234),
+		 SYN("3K", .code = CODE_NEWSYN, .who = OTHER_SPORT2) },
+	  .cnt = { C(syn_refused, 2), C(routed_refusals, 2), C(syn_accepted, 1) } },
+	{ "forward, IPv6: an invalid or loopback SYN is dropped and answered here", E_FWD, V6,
+	  true,
+	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1), SYN("2D", .how = ISN_BAD,
+		 .code = CODE_INVALID, .who = OTHER_SPORT, .answers = 1), STRAY(FIN, "3D", .answers = 1),
+		 SYN("4K", .who = OTHER_SPORT2) },
+	  .cnt = { C(syn_refused, 2), C(stray, 1), C(rst_sent, 3), C(syn_accepted, 1) } },
+	{ "forward: a replayed knock on NEWSYN goes to the host's closed port too", E_FWD, V4,
+	  true,
+	  .s = { SYN("1K", .code = CODE_NEWSYN), SYN("2R", .code = CODE_NEWSYN, .who = OTHER_SRC) },
+	  .cnt = { C(syn_accepted, 1), C(replay_refused, 1), C(routed_refusals, 1) } },
 	/* closed_ports "daemon": SYNs and strays nobody listens for get the RST */
 	{ "closed port SYN, daemon answers", E_ADDR, V4, true, .closed_daemon = true,
 	  .s = { SYN("1D", .who = OTHER_PORT, .answers = 1), SYN("2D", .who = OTHER_DST, .answers = 1),
@@ -1062,7 +1087,9 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 	}
 	if (st->code != CODE_NONE)
 		p.mark = kgw_mark_own(&conf.marks, st->mark) |
-			 (st->code == CODE_INVALID ? conf.marks.invalid : conf.marks.noconn);
+			 (st->code == CODE_INVALID  ? conf.marks.invalid
+			  : st->code == CODE_NOCONN ? conf.marks.noconn
+						    : conf.marks.newsyn);
 	if (p.id < MAX_IDS)
 		r->marks[p.id] = p.mark;
 	server_packet(&r->s, FAKE_Q, &p);
