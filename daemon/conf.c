@@ -121,6 +121,8 @@ static void remap_lines(struct conf *c, const struct srcmap *m)
 		p->line = srcmap_line(m, p->line, &f);
 		for (size_t j = 0; j < EL_MAX; j++)
 			p->lines[j] = srcmap_line(m, p->lines[j], &f);
+		for (size_t j = 0; j < p->npublic; j++)
+			p->pub[j].line = srcmap_line(m, p->pub[j].line, &f);
 	}
 	for (size_t i = 0; i < c->nknock; i++) {
 		struct conf_knock *k = &c->knock[i];

@@ -47,7 +47,9 @@
  *                 replay_ttl [knock 3600; native 3*window, or 3600 when
  *                 window is 0] 1..604800, native: >= 3*window;
  *                 addresses [all] = [ "addr" or "addr/len", ... ];
- *                 forward [false] (true needs addresses: routed hosts); }, ... )
+ *                 forward [false] (true needs addresses: routed hosts);
+ *                 public [none] = [ "addr", "IPv4:port" or "[IPv6]:port", ... ]
+ *                 (at most 16, no duplicates; an address alone: the entry's port); }, ... )
  *   knock   = ( { dst "addr" or "addr/len"; port; mode; key "name";
  *                 integrity_len [0]; window [30] (native only);
  *                 from [none] = [ "addr/len", ... ] (1..16, no two overlapping,
@@ -74,6 +76,7 @@ enum {
 	CONF_MAX_ENTRY_KEYS = 16,
 	CONF_MAX_ADDRS = 16,
 	CONF_MAX_FROM = 16,		/* source prefixes a knock entry knocks for */
+	CONF_MAX_PUBLIC = MATCH_MAX_PUBLIC,	/* public destinations of a protect entry */
 	CONF_MAX_ERRORS = 32,
 	CONF_ERR_LEN = 512,
 	CONF_MAX_INCLUDES = 32,		/* @include'd files, in all */
@@ -116,6 +119,15 @@ struct conf_key {
 	bool broken;		/* conf_load already reported it; conf_validate skips it */
 };
 
+/*
+ * A destination clients dial that a NAT outside this host rewrites before
+ * it arrives (a protect entry's "public" list): a knock for it is valid too.
+ */
+struct conf_public {
+	struct dest dst;		/* port 0: the entry's port */
+	int line;			/* the element's own line */
+};
+
 struct conf_protect {
 	int line;
 	uint16_t port;
@@ -130,6 +142,8 @@ struct conf_protect {
 	size_t naddrs;			/* 0 = every local address */
 	struct prefix addrs[CONF_MAX_ADDRS];
 	bool forward;			/* addrs are hosts this one routes to */
+	size_t npublic;			/* 0: knocks for the packet's own destination only */
+	struct conf_public pub[CONF_MAX_PUBLIC];
 	bool has_window;		/* "window" was written (knock mode rejects it) */
 	int lines[EL_MAX];		/* enum entry_line */
 };

@@ -183,6 +183,51 @@ static bool store_addresses(struct loader *ld, const config_setting_t *arr, cons
 	return ok;
 }
 
+/*
+ * "public": destinations clients dial that a NAT outside this host rewrites
+ * (match.h dest_read); each element is checked at its own line.  Duplicates
+ * depend on the entry's port, so conf_validate() looks for them.
+ */
+static bool store_public(struct loader *ld, const config_setting_t *arr, const char *str,
+			 void *obj)
+{
+	static const char *const why[] = {
+		[DEST_BAD_ADDR] = "is not an IP address, \"IPv4:port\" or \"[IPv6]:port\"",
+		[DEST_PREFIX] = "is a prefix; a public destination is one address",
+		[DEST_BAD_PORT] = "has a port that is not a number 1..65535",
+		[DEST_PORT_ZERO] = "has port 0; ports are 1..65535",
+		[DEST_V6_PORT] = "is an IPv6 address and a port: write \"[address]:port\"",
+		[DEST_BRACKETS_ALONE] = "has brackets but no port: write \"[address]:port\", "
+					"or the address alone",
+		[DEST_BRACKETS_V4] = "is an IPv4 address in brackets: write \"address:port\"",
+		[DEST_MAPPED] = "is an IPv4-mapped IPv6 address, which no packet carries: "
+				"write the IPv4 address",
+	};
+	struct conf_protect *p = obj;
+	size_t n = (size_t)config_setting_length(arr);
+	bool ok = true;
+
+	(void)str;
+	if (n > CONF_MAX_PUBLIC) {
+		lerr(ld, arr, "protect entry has %zu public destinations; at most %d", n,
+		     CONF_MAX_PUBLIC);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(arr, (unsigned)i);
+		const char *text = config_setting_get_string(e);
+		enum dest_err r = dest_read(text, &p->pub[i].dst);
+
+		p->pub[i].line = setting_line(e);
+		if (r != DEST_OK) {
+			lerr(ld, e, "public \"%s\" %s", text, why[r]);
+			ok = false;
+		}
+	}
+	p->npublic = n;
+	return ok;
+}
+
 static bool store_dst(struct loader *ld, const config_setting_t *s, const char *str, void *obj)
 {
 	return load_prefix(ld, s, "dst", str, &((struct conf_knock *)obj)->dst);
@@ -291,6 +336,7 @@ static const struct srow protect_rows[] = {
 	{ "replay_ttl", INT(struct conf_protect, replay_ttl, 1, 604800), .line = EL_REPLAY_TTL },
 	{ "addresses", .type = ST_STRINGS, .store = store_addresses },
 	{ "forward", BOOL(struct conf_protect, forward), .line = EL_FORWARD },
+	{ "public", .type = ST_STRINGS, .store = store_public },
 	END,
 };
 

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "conf_int.h"
 #include "match.h"
@@ -165,6 +166,35 @@ static bool protect_overlap(const struct conf_protect *a, const struct conf_prot
 	return false;
 }
 
+/* Two of an entry's public destinations the same, the entry's port filled in. */
+static void validate_public(struct vctx *v, const struct conf_protect *p)
+{
+	size_t n = bounded(v, p->line, p->npublic, CONF_MAX_PUBLIC,
+			   "public destinations in a protect entry");
+
+	for (size_t i = 0; i < n; i++) {
+		struct dest a = p->pub[i].dst;
+
+		if (!a.port)
+			a.port = p->port;
+		for (size_t j = 0; j < i; j++) {
+			struct dest b = p->pub[j].dst;
+			char d[INET6_ADDRSTRLEN + 16], at1[PATH_MAX + 16];
+			int line = at(p->pub[i].line, p->line);
+
+			if (!b.port)
+				b.port = p->port;
+			if (a.family != b.family || a.port != b.port ||
+			    memcmp(a.addr, b.addr, a.family == AF_INET ? 4 : 16) != 0)
+				continue;
+			dest_format(&a, d, sizeof(d));
+			verr(v, line, "public destination %s is listed twice (first at %s)", d,
+			     first_at(v, line, at(p->pub[j].line, p->line), at1, sizeof(at1)));
+			break;
+		}
+	}
+}
+
 static void validate_protect(struct vctx *v, size_t idx, size_t nkeys)
 {
 	const struct conf *c = v->c;
@@ -199,6 +229,7 @@ static void validate_protect(struct vctx *v, size_t idx, size_t nkeys)
 		     (unsigned)p->replay_ttl, min_ttl);
 
 	bounded(v, p->line, p->naddrs, CONF_MAX_ADDRS, "addresses in a protect entry");
+	validate_public(v, p);
 
 	if (p->forward && p->naddrs == 0)
 		verr(v, at(p->lines[EL_FORWARD], p->line),

@@ -112,6 +112,113 @@ void prefix_format(const struct prefix *p, char *buf, size_t buflen)
 		snprintf(buf, buflen, "%s/%u", addr, (unsigned)p->len);
 }
 
+/* 1 to 5 digits, 1..65535; 0 itself is its own error. */
+static enum dest_err port_read(const char *d, uint16_t *ret)
+{
+	unsigned long v = 0;
+	size_t n = strlen(d);
+
+	if (n == 0 || n > 5)
+		return DEST_BAD_PORT;
+	for (; *d; d++) {
+		if (*d < '0' || *d > '9')
+			return DEST_BAD_PORT;
+		v = v * 10 + (unsigned long)(*d - '0');
+	}
+	if (v > 65535)
+		return DEST_BAD_PORT;
+	if (v == 0)
+		return DEST_PORT_ZERO;
+	*ret = (uint16_t)v;
+	return DEST_OK;
+}
+
+/* An IPv6 address only; IPv4-mapped ones are refused (no packet carries one). */
+static enum dest_err v6_read(const char *text, size_t len, struct dest *d)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	char buf[INET6_ADDRSTRLEN];
+
+	if (len == 0 || len >= sizeof(buf))
+		return DEST_BAD_ADDR;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	if (inet_pton(AF_INET6, buf, d->addr) != 1)
+		return inet_pton(AF_INET, buf, d->addr) == 1 ? DEST_BRACKETS_V4 : DEST_BAD_ADDR;
+	if (memcmp(d->addr, mapped, sizeof(mapped)) == 0)
+		return DEST_MAPPED;
+	d->family = AF_INET6;
+	return DEST_OK;
+}
+
+enum dest_err dest_read(const char *text, struct dest *ret)
+{
+	char buf[INET6_ADDRSTRLEN];
+	const char *colon = strrchr(text, ':');
+	struct dest d;
+	struct prefix pfx;
+	enum dest_err r;
+
+	memset(&d, 0, sizeof(d));
+	if (text[0] == '[') {
+		const char *close = strchr(text, ']');
+
+		if (!close)
+			return DEST_BAD_ADDR;
+		r = v6_read(text + 1, (size_t)(close - text - 1), &d);
+		if (r != DEST_OK)
+			return r;
+		if (close[1] == '\0')
+			return DEST_BRACKETS_ALONE;
+		if (close[1] != ':')
+			return DEST_BAD_ADDR;
+		r = port_read(close + 2, &d.port);
+	} else if (strchr(text, '/')) {
+		return prefix_read(text, &pfx) == PREFIX_OK ? DEST_PREFIX : DEST_BAD_ADDR;
+	} else if (inet_pton(AF_INET, text, d.addr) == 1) {
+		d.family = AF_INET;
+		r = DEST_OK;
+	} else if (strchr(text, ':') && inet_pton(AF_INET6, text, buf) == 1) {
+		r = v6_read(text, strlen(text), &d);
+	} else if (colon && strchr(text, ':') == colon) {
+		/* One colon: IPv4 and a port. */
+		size_t alen = (size_t)(colon - text);
+
+		if (alen == 0 || alen >= sizeof(buf))
+			return DEST_BAD_ADDR;
+		memcpy(buf, text, alen);
+		buf[alen] = '\0';
+		if (inet_pton(AF_INET, buf, d.addr) != 1)
+			return DEST_BAD_ADDR;
+		d.family = AF_INET;
+		r = port_read(colon + 1, &d.port);
+	} else {
+		/* "2001:db8:0:0:0:0:0:1:22": an IPv6 address and a port, unbracketed. */
+		uint16_t port;
+
+		if (colon && port_read(colon + 1, &port) != DEST_BAD_PORT &&
+		    v6_read(text, (size_t)(colon - text), &d) == DEST_OK)
+			return DEST_V6_PORT;
+		return DEST_BAD_ADDR;
+	}
+	if (r != DEST_OK)
+		return r;
+	*ret = d;
+	return DEST_OK;
+}
+
+void dest_format(const struct dest *d, char *buf, size_t buflen)
+{
+	char addr[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(d->family == AF_INET ? AF_INET : AF_INET6, d->addr, addr, sizeof(addr)))
+		snprintf(addr, sizeof(addr), "?");
+	if (d->port)
+		snprintf(buf, buflen, "%s port %u", addr, (unsigned)d->port);
+	else
+		snprintf(buf, buflen, "%s", addr);
+}
+
 /* No addresses: the entry covers every local address. */
 static bool entry_covers(const struct conf_protect *e, int family, const uint8_t *addr)
 {
@@ -185,4 +292,21 @@ const struct conf_knock *conf_find_knock_from(const struct conf *c, int family,
 					      uint16_t port)
 {
 	return find_knock(c, family, src, dst, port);
+}
+
+size_t match_knock_dests(const struct conf_protect *e, int family, const uint8_t *dst,
+			 uint16_t dport, struct dest ret[static MATCH_MAX_DESTS])
+{
+	size_t n = 0;
+
+	ret[n] = (struct dest){ .family = family, .port = dport };
+	memcpy(ret[n].addr, dst, family == AF_INET ? 4 : 16);
+	n++;
+	for (size_t i = 0; i < e->npublic && i < CONF_MAX_PUBLIC; i++) {
+		ret[n] = e->pub[i].dst;
+		if (ret[n].port == 0)
+			ret[n].port = e->port;
+		n++;
+	}
+	return n;
 }

@@ -44,6 +44,7 @@ struct pending_flow {
 	int family;
 	uint8_t local[16], remote[16];
 	uint16_t lport, rport;
+	struct dest dialled;		/* what the knock verified for: its bytes are checked with it */
 	uint32_t held_bytes;
 	uint8_t nheld;
 	uint8_t state;			/* enum pf_state */
@@ -222,7 +223,8 @@ static bool evict_oldest(struct server *s, struct nfqueue *q, const struct flow_
 }
 
 bool pending_start(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-		   const struct pkt_view *v, int pi, int key, uint64_t epoch)
+		   const struct pkt_view *v, int pi, int key, uint64_t epoch,
+		   const struct dest *dialled)
 {
 	const struct conf *c = s->conf;
 	const struct conf_protect *e = &c->protect[pi];
@@ -271,6 +273,7 @@ bool pending_start(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		memcpy(pf->remote, pkt_src(p->data, v), v->addr_len);
 		pf->lport = v->dport;
 		pf->rport = v->sport;
+		pf->dialled = *dialled;
 		integ_init(&pf->buf, v->seq, e->integrity_len);
 		fe->expires = s->mono + c->integrity_timeout;
 	}
@@ -365,8 +368,8 @@ static void check_bytes(struct server *s, struct nfqueue *q, struct flow_entry *
 {
 	struct pending_flow *pf = fe->value;
 	const struct conf_protect *e = &s->conf->protect[pf->protect];
-	struct isn_input in = { .family = pf->family, .dst = pf->local, .port = pf->lport,
-				.tsval = pf->tsval };
+	struct isn_input in = { .family = pf->dialled.family, .dst = pf->dialled.addr,
+				.port = pf->dialled.port, .tsval = pf->tsval };
 	struct verify_params vp = { .mode = e->mode, .integrity_len = e->integrity_len,
 				    .window = e->window };
 

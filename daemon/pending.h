@@ -43,12 +43,16 @@ int pending_init(struct server *s, const struct conf *c, unsigned nqueues);
 void pending_free(struct server *s);
 
 /*
- * A verified integrity knock (entry pi, key, epoch) for the SYN p: starts
- * (or restarts) its flow and gives the SYN its verdict.  Returns false when
- * no flow could be started: the caller refuses the knock (counted here).
+ * A verified integrity knock (entry pi, key, epoch, and the destination it
+ * verified for: the SYN's own or one of the entry's public ones) for the
+ * SYN p: starts (or restarts) its flow and gives the SYN its verdict.  The
+ * flow's bytes are checked later with that same key, epoch and destination.
+ * Returns false when no flow could be started: the caller refuses the knock
+ * (counted here).
  */
 bool pending_start(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-		   const struct pkt_view *v, int pi, int key, uint64_t epoch);
+		   const struct pkt_view *v, int pi, int key, uint64_t epoch,
+		   const struct dest *dialled);
 
 /*
  * A SYN of a flow whose conntrack entry was already sent to get the bit,

@@ -3,8 +3,9 @@
  *
  * Reading order: server_packet() is the whole path for one packet: parse,
  * find the protect entry, then either a SYN (verify the ISN against the
- * entry's keys, check for a replay, let it through or answer like a closed
- * port) or a segment of an integrity flow, either way (pending.c).
+ * entry's keys, for the SYN's own destination and the entry's public ones;
+ * check for a replay; let it through or answer like a closed port) or a
+ * segment of an integrity flow, either way (pending.c).
  *
  * A packet that does not get through gets what a closed port gives, one
  * name per case: refuse_knock() counts a SYN without a valid knock, then
@@ -186,27 +187,37 @@ static void refuse_knock(struct server *s, struct nfqueue *q, const struct nfque
 
 /*
  * The key of entry e this SYN's ISN is a knock for (an index into
- * conf.keys), or -1.  Every key is tried, also after a match, so that the
- * time taken says nothing about which one matched.
+ * conf.keys), or -1; the destination it was computed for in *ret_dialled.
+ * The candidates are the SYN's own destination and e's public ones
+ * (match_knock_dests), tried in that order.  Every key is tried for every
+ * candidate, also after a match, so that the time taken says nothing about
+ * which one matched.
  */
 static int match_key(const struct server *s, const struct conf_protect *e,
-		     const struct pkt_view *v, const uint8_t *buf, uint64_t *epoch)
+		     const struct pkt_view *v, const uint8_t *buf, uint64_t *epoch,
+		     struct dest *ret_dialled)
 {
 	const struct conf *c = s->conf;
-	struct isn_input in = { .family = v->family, .dst = pkt_dst(buf, v), .port = v->dport,
-				.tsval = v->has_ts ? v->tsval : 0 };
+	struct dest d[MATCH_MAX_DESTS];
+	size_t nd = match_knock_dests(e, v->family, pkt_dst(buf, v), v->dport, d);
 	struct verify_params vp = { .mode = e->mode, .integrity_len = e->integrity_len,
 				    .window = e->window };
 	int matched = -1;
 
-	for (size_t k = 0; k < e->nkeys; k++) {
-		uint64_t ep;
+	for (size_t i = 0; i < nd; i++) {
+		struct isn_input in = { .family = d[i].family, .dst = d[i].addr,
+					.port = d[i].port, .tsval = v->has_ts ? v->tsval : 0 };
 
-		if (verify_syn(&c->keyring.keys[e->keys[k]], &vp, &in, v->seq, s->wall, &ep) ==
-			    VERIFY_OK &&
-		    matched < 0) {
-			matched = e->keys[k];
-			*epoch = ep;
+		for (size_t k = 0; k < e->nkeys; k++) {
+			uint64_t ep;
+
+			if (verify_syn(&c->keyring.keys[e->keys[k]], &vp, &in, v->seq, s->wall,
+				       &ep) == VERIFY_OK &&
+			    matched < 0) {
+				matched = e->keys[k];
+				*epoch = ep;
+				*ret_dialled = d[i];
+			}
 		}
 	}
 	return matched;
@@ -220,6 +231,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	const uint8_t *src = pkt_src(p->data, v);
 	uint32_t tsval = v->has_ts ? v->tsval : 0;
 	uint64_t epoch = 0;
+	struct dest dialled;
 	int matched;
 	char a[INET6_ADDRSTRLEN];
 
@@ -232,7 +244,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		mimic_closed_port(s, q, p, v, e);
 		return;
 	}
-	matched = match_key(s, e, v, p->data, &epoch);
+	matched = match_key(s, e, v, p->data, &epoch, &dialled);
 	if (matched < 0) {
 		refuse_knock(s, q, p, v, pi, SC_syn_refused);
 		return;
@@ -246,6 +258,11 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		return;
 	}
 
+	/*
+	 * Replays are keyed by the SYN itself (ISN, TSval, its own port), never
+	 * by the destination its knock verified for: a captured knock is refused
+	 * from another source whichever candidate it matches.
+	 */
 	if (e->replay) {
 		switch (replay_check(s->replay, v->seq, tsval, v->dport, v->family, src, s->mono,
 				     e->replay_ttl)) {
@@ -270,7 +287,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 
 	if (e->integrity_len == 0) {
 		server_accept_syn(s, q, p);
-	} else if (!pending_start(s, q, p, v, pi, matched, epoch)) {
+	} else if (!pending_start(s, q, p, v, pi, matched, epoch, &dialled)) {
 		/* No room for its flow (counted there): refused like any other. */
 		s->cnt.port_refused[pi]++;
 		mimic_closed_port(s, q, p, v, e);
@@ -292,9 +309,10 @@ static void answer_unlistened_port(struct server *s, struct nfqueue *q,
 				   const struct nfqueue_packet *p, const struct pkt_view *v)
 {
 	uint64_t epoch;
+	struct dest dialled;
 
 	if ((v->flags & TCP_SYN) && s->conf->nprotect > 0)
-		(void)match_key(s, &s->conf->protect[0], v, p->data, &epoch);
+		(void)match_key(s, &s->conf->protect[0], v, p->data, &epoch, &dialled);
 	s->cnt.c[SC_closed]++;
 	if (let_kernel_discard(s, q, p, v))
 		return;

@@ -87,6 +87,58 @@ make_topology() {
 	wait_for 5 in_c ping -6 -c1 -W1 $S6
 }
 
+# make_router_topology: three namespaces, the client's and the server's on
+# two different networks with a router between them (forwarding on, no
+# firewall, no NAT: a test adds its own nft tables there with in_r).  It
+# sets C4, C6, S4 and S6 to the client's and the server's addresses here, so
+# the helpers' defaults (knock_gets, plain_gets, knock_conf) apply, and
+# R4C, R6C, R4S, R6S to the router's.  The client's interface is vc and the
+# server's vs, as in make_topology, so probe and prober.py --iface vc work.
+#
+#   client ns $NS_C      router ns $NS_R                      server ns $NS_S
+#   +---------------+    +---------------------------------+   +----------------+
+#   | vc 192.0.2.2  |----| rc 192.0.2.1     rs 203.0.113.1 |---| vs 203.0.113.2 |
+#   | 2001:db8:c::2 |    |    2001:db8:c::1    2001:db8:5::1|   | 2001:db8:5::2  |
+#   | default: rc   |    | forwarding on (v4 and v6)       |   | default: rs    |
+#   +---------------+    +---------------------------------+   +----------------+
+NS_R=$PFX-r
+in_r() { ip netns exec "$NS_R" "$@"; }
+make_router_topology() {
+	C4=192.0.2.2 R4C=192.0.2.1 R4S=203.0.113.1 S4=203.0.113.2
+	C6=2001:db8:c::2 R6C=2001:db8:c::1 R6S=2001:db8:5::1 S6=2001:db8:5::2
+	for ns in "$NS_C" "$NS_R" "$NS_S"; do
+		ip netns add "$ns"
+		ip -n "$ns" link set lo up
+	done
+	ip link add vc netns "$NS_C" type veth peer name rc netns "$NS_R"
+	ip link add vs netns "$NS_S" type veth peer name rs netns "$NS_R"
+	in_c ip addr add $C4/24 dev vc
+	in_c ip addr add $C6/64 dev vc nodad
+	in_r ip addr add $R4C/24 dev rc
+	in_r ip addr add $R6C/64 dev rc nodad
+	in_r ip addr add $R4S/24 dev rs
+	in_r ip addr add $R6S/64 dev rs nodad
+	in_s ip addr add $S4/24 dev vs
+	in_s ip addr add $S6/64 dev vs nodad
+	in_r sysctl -qw net.ipv4.ip_forward=1
+	in_r sysctl -qw net.ipv6.conf.all.forwarding=1
+	# Checksums finished and checked on every hop (see make_topology).
+	in_c ethtool -K vc rx off tx off >/dev/null
+	in_r ethtool -K rc rx off tx off >/dev/null
+	in_r ethtool -K rs rx off tx off >/dev/null
+	in_s ethtool -K vs rx off tx off >/dev/null
+	in_c ip link set vc up
+	in_r ip link set rc up
+	in_r ip link set rs up
+	in_s ip link set vs up
+	in_c ip route add default via $R4C
+	in_c ip -6 route add default via $R6C
+	in_s ip route add default via $R4S
+	in_s ip -6 route add default via $R6S
+	wait_for 5 in_c ping -c1 -W1 $S4
+	wait_for 5 in_c ping -6 -c1 -W1 $S6
+}
+
 # start_sshd: an unmodified OpenSSH sshd on port 22 of the server namespace.
 start_sshd() {
 	mkdir -p /run/sshd

@@ -322,6 +322,66 @@ static void naddrs_17(struct conf *c)
 	c->protect[0].naddrs = 17;
 }
 
+/* Public destination i of the protect entry, at line 23 + i. */
+static void set_public(struct conf *c, size_t i, const char *text)
+{
+	struct conf_protect *p = &c->protect[0];
+
+	if (dest_read(text, &p->pub[i].dst) != DEST_OK)
+		CHECK(0, "public \"%s\" parses", text);
+	p->pub[i].line = 23 + (int)i;
+	if (p->npublic <= i)
+		p->npublic = i + 1;
+}
+
+static void public_17(struct conf *c)
+{
+	for (size_t i = 0; i < CONF_MAX_PUBLIC; i++)
+		set_public(c, i, "198.51.100.1");
+	for (size_t i = 0; i < CONF_MAX_PUBLIC; i++)
+		c->protect[0].pub[i].dst.addr[3] = (uint8_t)(i + 1);
+	c->protect[0].npublic = CONF_MAX_PUBLIC + 1;
+}
+
+static void public_16(struct conf *c)
+{
+	public_17(c);
+	c->protect[0].npublic = CONF_MAX_PUBLIC;
+}
+
+/* An address alone takes the entry's port (22): the same destination as ":22". */
+static void public_dup_port(struct conf *c)
+{
+	set_public(c, 0, "198.51.100.1");
+	set_public(c, 1, "198.51.100.1:2200");
+	set_public(c, 2, "198.51.100.1:22");
+}
+
+static void public_dup_v6(struct conf *c)
+{
+	set_public(c, 0, "[2001:db8::1]:22");
+	set_public(c, 1, "2001:db8::1");
+}
+
+static void public_dup_noline(struct conf *c)
+{
+	public_dup_v6(c);
+	c->protect[0].pub[1].line = 0;
+}
+
+/* Other ports, other families, another entry's port: all distinct. */
+static void public_distinct(struct conf *c)
+{
+	set_public(c, 0, "198.51.100.1");
+	set_public(c, 1, "198.51.100.1:2200");
+	set_public(c, 2, "[2001:db8::1]:2200");
+	set_public(c, 3, "2001:db8::1");
+	set_public(c, 4, "[c633:6401::]:22");	/* 198.51.100.1's bytes, as IPv6 */
+	add_protect(c, 23);
+	c->protect[1].npublic = 1;
+	c->protect[1].pub[0] = c->protect[0].pub[0];
+}
+
 static void dup_knock(struct conf *c)
 {
 	add_knock(c, "192.0.2.10", 22);
@@ -470,6 +530,12 @@ static const struct validate_row {
 	{ 45, nprotect_big, 1, "t.conf: 257 protect entries; at most 256" },
 	{ 46, nknock_big, 1, "t.conf: 257 knock entries; at most 256" },
 	{ 47, nkeys_big, 1, "t.conf: 257 keys; at most 256" },
+	{ 48, public_17, 1, "t.conf:20: 17 public destinations in a protect entry; at most 16" },
+	{ 49, public_16, 0, NULL },
+	{ 50, public_dup_port, 1, "t.conf:25: public destination 198.51.100.1 port 22 is listed twice (first at line 23)" },
+	{ 51, public_dup_v6, 1, "t.conf:24: public destination 2001:db8::1 port 22 is listed twice (first at line 23)" },
+	{ 52, public_dup_noline, 1, "t.conf:20: public destination 2001:db8::1 port 22 is listed twice (first at line 23)" },
+	{ 53, public_distinct, 0, NULL },
 	{ 101, from_ok, 0, NULL },
 	{ 102, from_integrity, 1, "t.conf:32: from needs integrity_len 0: the hosts a gateway knocks for cannot give it their first bytes" },
 	{ 103, from_other_family, 1, "t.conf:32: from has no IPv4 prefix, and dst is IPv4: the entry would knock for no routed host" },
@@ -638,6 +704,17 @@ static const struct load_row {
 	{ 68, "keys = ( { secret = \"x\"; } );", 1, "t.conf:1: key entry is missing \"name\"" },
 	{ 69, "guessing = { window = 0; };", 1, "t.conf:1: guessing.window 0 out of range 1..86400" },
 	{ 70, "queue = { num = 4294967318L; };", 1, "t.conf:1: queue.num 4294967318 out of range 0..65535" },
+	{ 71, KEYS PROTECT("public = [ \"198.51.100.1\", \"198.51.100.1:2200\", \"[2001:db8::1]:22\", \"2001:db8::2\" ];"), 0, NULL },
+	{ 72, KEYS PROTECT("public = [ ];"), 0, NULL },
+	{ 73, KEYS PROTECT("public = [ \"x\" ];"), 1, "t.conf:2: public \"x\" is not an IP address, \"IPv4:port\" or \"[IPv6]:port\"" },
+	{ 74, KEYS PROTECT("public = [ \"198.51.100.1:0\" ];"), 1, "t.conf:2: public \"198.51.100.1:0\" has port 0; ports are 1..65535" },
+	{ 75, KEYS PROTECT("public = [ \"198.51.100.1:65536\" ];"), 1, "t.conf:2: public \"198.51.100.1:65536\" has a port that is not a number 1..65535" },
+	{ 76, KEYS PROTECT("public = [ " ADDR17 " ];"), 1, "t.conf:2: protect entry has 17 public destinations; at most 16" },
+	{ 77, KEYS PROTECT("public = [ \"[2001:db8::1]\" ];"), 1, "t.conf:2: public \"[2001:db8::1]\" has brackets but no port: write \"[address]:port\", or the address alone" },
+	{ 78, KEYS PROTECT("public = [ \"2001:db8:1:2:3:4:5:6:22\" ];"), 1, "t.conf:2: public \"2001:db8:1:2:3:4:5:6:22\" is an IPv6 address and a port: write \"[address]:port\"" },
+	{ 79, KEYS PROTECT("public = [\n \"198.51.100.1\",\n \"198.51.100.1:22\" ];"), 1, "t.conf:4: public destination 198.51.100.1 port 22 is listed twice (first at line 3)" },
+	{ 80, KEYS PROTECT("public = \"198.51.100.1\";"), 1, "t.conf:2: \"protect.public\" must be an array of strings" },
+	{ 81, KEYS PROTECT("public = [ \"x\", \"198.51.100.1:0\" ];"), 2, "t.conf:2: public \"x\" is not an IP address, \"IPv4:port\" or \"[IPv6]:port\"" },
 	/* Gateway client role: from in a knock entry. */
 	{ 101, KEYS KNOCK("from = [ \"10.0.0.0/24\", \"fd00::/64\" ];"), 0, NULL },
 	{ 102, KEYS KNOCK("from = [ \"10.0.0.0/33\" ];"), 1, "t.conf:2: from \"10.0.0.0/33\" has a prefix length out of range 0..32" },
@@ -699,7 +776,9 @@ static void test_load_values(void)
 		"protect = (\n"
 		"  { port = 22; mode = \"native\"; keys = [ \"k\" ];\n"
 		"    window = 10; integrity_len = 20; on_fail = \"drop\"; replay = false;\n"
-		"    addresses = [ \"192.0.2.0/24\", \"2001:db8::1\" ]; },\n"
+		"    addresses = [ \"192.0.2.0/24\", \"2001:db8::1\" ];\n"
+		"    public = [ \"198.51.100.1\",\n"
+		"               \"[2001:db8::1]:2200\" ]; },\n"
 		"  { port = 23; mode = \"knock\"; keys = [ \"k\" ]; },\n"
 		"  { port = 24; mode = \"native\"; keys = [ \"k\" ]; window = 0; } );\n"
 		"knock = ( { dst = \"192.0.2.0/24\"; port = 22; mode = \"knock\"; key = \"k\";\n"
@@ -738,9 +817,15 @@ static void test_load_values(void)
 		      !c->protect[0].replay && c->protect[0].naddrs == 2,
 	      "values: protect entry 1");
 	CHECK_EQ_U(c->protect[0].replay_ttl, 30, "values: native replay_ttl defaults to 3 windows");
+	CHECK(c->protect[0].npublic == 2 && c->protect[0].pub[0].dst.family == AF_INET &&
+		      c->protect[0].pub[0].dst.port == 0 && c->protect[0].pub[0].line == 13 &&
+		      memcmp(c->protect[0].pub[0].dst.addr, "\xc6\x33\x64\x01", 4) == 0 &&
+		      c->protect[0].pub[1].dst.family == AF_INET6 &&
+		      c->protect[0].pub[1].dst.port == 2200 && c->protect[0].pub[1].line == 14,
+	      "values: public destinations and their lines");
 	CHECK(c->protect[1].on_fail == ON_FAIL_RESET && c->protect[1].replay &&
 		      c->protect[1].window == 30 && !c->protect[1].has_window &&
-		      c->protect[1].naddrs == 0,
+		      c->protect[1].naddrs == 0 && c->protect[1].npublic == 0,
 	      "values: protect entry 2 defaults");
 	CHECK_EQ_U(c->protect[1].replay_ttl, 3600, "values: knock replay_ttl defaults to an hour");
 	CHECK_EQ_U(c->protect[2].replay_ttl, 3600, "values: native window 0: an hour");
@@ -752,7 +837,7 @@ static void test_load_values(void)
 	CHECK_EQ_U(c->nknock, 1, "values: knock entries");
 	CHECK(c->knock[0].key == 0 && c->knock[0].integrity_len == 8 && c->knock[0].dst.len == 24 &&
 		      c->knock[0].window == 30 && !c->knock[0].has_window &&
-		      c->knock[0].lines[EL_DST] == 15 && c->knock[0].lines[EL_KEY] == 15,
+		      c->knock[0].lines[EL_DST] == 17 && c->knock[0].lines[EL_KEY] == 17,
 	      "values: knock entry");
 	CHECK(c->lines[CL_QUEUE_NUM] == 2 && c->lines[CL_HOLD_BYTES] == 6 &&
 		      c->lines[CL_HOLD_FLOW_BYTES] == 6,
@@ -942,6 +1027,128 @@ static void test_prefix_contains(void)
 	}
 }
 
+static const struct dest_row {
+	int id;
+	const char *text;
+	enum dest_err want;
+	int family;
+	const char *want_addr;
+	uint16_t port;
+} dest_rows[] = {
+	{ 1, "198.51.100.1", DEST_OK, AF_INET, "198.51.100.1", 0 },
+	{ 2, "198.51.100.1:2200", DEST_OK, AF_INET, "198.51.100.1", 2200 },
+	{ 3, "198.51.100.1:65535", DEST_OK, AF_INET, "198.51.100.1", 65535 },
+	{ 4, "[2001:db8::1]:22", DEST_OK, AF_INET6, "2001:db8::1", 22 },
+	{ 5, "2001:db8::1", DEST_OK, AF_INET6, "2001:db8::1", 0 },
+	/* A bare IPv6 address is an address, whatever its last group looks like. */
+	{ 6, "2001:db8::1:22", DEST_OK, AF_INET6, "2001:db8::1:22", 0 },
+	{ 7, "::1", DEST_OK, AF_INET6, "::1", 0 },
+	{ 8, "[::]:1", DEST_OK, AF_INET6, "::", 1 },
+	{ 9, "198.51.100.1:022", DEST_OK, AF_INET, "198.51.100.1", 22 },
+	{ 10, "198.51.100.1:0", DEST_PORT_ZERO, 0, NULL, 0 },
+	{ 11, "[2001:db8::1]:0", DEST_PORT_ZERO, 0, NULL, 0 },
+	{ 12, "198.51.100.1:65536", DEST_BAD_PORT, 0, NULL, 0 },
+	{ 13, "198.51.100.1:", DEST_BAD_PORT, 0, NULL, 0 },
+	{ 14, "198.51.100.1:+22", DEST_BAD_PORT, 0, NULL, 0 },
+	{ 15, "198.51.100.1:100000", DEST_BAD_PORT, 0, NULL, 0 },
+	{ 16, "[2001:db8::1]:x", DEST_BAD_PORT, 0, NULL, 0 },
+	{ 17, "[2001:db8::1]", DEST_BRACKETS_ALONE, 0, NULL, 0 },
+	{ 18, "[198.51.100.1]:22", DEST_BRACKETS_V4, 0, NULL, 0 },
+	{ 19, "2001:db8:1:2:3:4:5:6:22", DEST_V6_PORT, 0, NULL, 0 },
+	{ 20, "2001:db8:1:2:3:4:5:6:0", DEST_V6_PORT, 0, NULL, 0 },
+	{ 21, "::ffff:198.51.100.1", DEST_MAPPED, 0, NULL, 0 },
+	{ 22, "[::ffff:198.51.100.1]:22", DEST_MAPPED, 0, NULL, 0 },
+	{ 23, "198.51.100.0/24", DEST_PREFIX, 0, NULL, 0 },
+	{ 24, "2001:db8::1/128", DEST_PREFIX, 0, NULL, 0 },
+	{ 25, "198.51.100.1/33", DEST_BAD_ADDR, 0, NULL, 0 },
+	{ 26, "", DEST_BAD_ADDR, 0, NULL, 0 },
+	{ 27, ":22", DEST_BAD_ADDR, 0, NULL, 0 },
+	{ 28, "[2001:db8::1", DEST_BAD_ADDR, 0, NULL, 0 },
+	{ 29, "[2001:db8::1]22", DEST_BAD_ADDR, 0, NULL, 0 },
+	{ 30, "[]:22", DEST_BAD_ADDR, 0, NULL, 0 },
+	{ 31, "example.com:22", DEST_BAD_ADDR, 0, NULL, 0 },
+	{ 32, "198.51.100.1:22:22", DEST_BAD_ADDR, 0, NULL, 0 },
+	{ 33, " 198.51.100.1", DEST_BAD_ADDR, 0, NULL, 0 },
+	{ 34, "fe80::1%eth0", DEST_BAD_ADDR, 0, NULL, 0 },
+};
+
+static void test_dest_read(void)
+{
+	for (size_t i = 0; i < sizeof(dest_rows) / sizeof(dest_rows[0]); i++) {
+		const struct dest_row *r = &dest_rows[i];
+		struct dest d, untouched;
+		uint8_t want[16] = { 0 };
+		enum dest_err e;
+
+		memset(&d, 0xa5, sizeof(d));
+		untouched = d;
+		e = dest_read(r->text, &d);
+		CHECK_EQ_U(e, r->want, "dest row %d \"%s\"", r->id, r->text);
+		if (r->want != DEST_OK) {
+			CHECK(memcmp(&d, &untouched, sizeof(d)) == 0,
+			      "dest row %d: output written on failure", r->id);
+			continue;
+		}
+		inet_pton(r->family, r->want_addr, want);
+		CHECK(d.family == r->family && d.port == r->port &&
+			      memcmp(d.addr, want, sizeof(want)) == 0,
+		      "dest row %d: family, address (unused bytes zero) and port", r->id);
+	}
+}
+
+/*
+ * The candidates of a SYN: its own destination first, then the entry's
+ * public ones in their order, an address alone with the entry's port.
+ */
+static void test_knock_dests(void)
+{
+	static const char *const pub[] = { "198.51.100.1", "198.51.100.1:2200",
+					   "[2001:db8::1]:443", "2001:db8::2" };
+	static const struct {
+		int family;
+		const char *addr;
+		uint16_t port;
+	} want[] = {
+		{ AF_INET, "192.0.2.10", 22 }, { AF_INET, "198.51.100.1", 22 },
+		{ AF_INET, "198.51.100.1", 2200 }, { AF_INET6, "2001:db8::1", 443 },
+		{ AF_INET6, "2001:db8::2", 22 },
+	};
+	struct conf *c = malloc(sizeof(*c));
+	struct dest d[MATCH_MAX_DESTS];
+	uint8_t own[4] = { 192, 0, 2, 10 };
+	size_t n;
+
+	if (!c) {
+		CHECK(0, "out of memory");
+		return;
+	}
+	base(c);
+	n = match_knock_dests(&c->protect[0], AF_INET, own, 22, d);
+	CHECK(n == 1 && d[0].family == AF_INET && d[0].port == 22 &&
+		      memcmp(d[0].addr, own, 4) == 0,
+	      "knock dests: no public list, the packet's own only");
+	for (size_t i = 0; i < sizeof(pub) / sizeof(pub[0]); i++)
+		CHECK(dest_read(pub[i], &c->protect[0].pub[i].dst) == DEST_OK, "knock dests: %s",
+		      pub[i]);
+	c->protect[0].npublic = sizeof(pub) / sizeof(pub[0]);
+	n = match_knock_dests(&c->protect[0], AF_INET, own, 22, d);
+	CHECK_EQ_U(n, sizeof(want) / sizeof(want[0]), "knock dests: count");
+	for (size_t i = 0; i < n && i < sizeof(want) / sizeof(want[0]); i++) {
+		uint8_t a[16] = { 0 };
+
+		inet_pton(want[i].family, want[i].addr, a);
+		CHECK(d[i].family == want[i].family && d[i].port == want[i].port &&
+			      memcmp(d[i].addr, a, want[i].family == AF_INET ? 4 : 16) == 0,
+		      "knock dests: candidate %zu is %s port %u", i, want[i].addr,
+		      (unsigned)want[i].port);
+	}
+	/* A count past the array is never read past it. */
+	c->protect[0].npublic = CONF_MAX_PUBLIC + 5;
+	CHECK_EQ_U(match_knock_dests(&c->protect[0], AF_INET, own, 22, d), MATCH_MAX_DESTS,
+		   "knock dests: bounded");
+	free(c);
+}
+
 static const struct b64_row {
 	int id;
 	const char *text;
@@ -1070,6 +1277,8 @@ int main(void)
 	test_overflow();
 	test_prefix_parse();
 	test_prefix_contains();
+	test_dest_read();
+	test_knock_dests();
 	test_key_decode();
 	test_names();
 	test_file_rule();

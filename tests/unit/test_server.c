@@ -7,8 +7,9 @@
  * abort, closed-port answer and conntrack change in one event log, so the
  * real nfq.o, sockkill.o, rawsock.o and ctnl.o are never linked.  The
  * configuration is built by hand (conf_defaults, then keys and protect entries), and every SYN carries
- * an ISN computed with isn_compute for the entry's key: no root, no network,
- * and the clock is s.mono / s.wall, set here.
+ * an ISN computed with isn_compute for the entry's key and the destination
+ * the client dialled (its own, or a public one a NAT rewrote: enum dial):
+ * no root, no network, and the clock is s.mono / s.wall, set here.
  *
  * Each numbered scenario is a fresh server fed steps in order: a SYN, a data
  * segment, a bare segment, a stray probe, a malformed packet, or time moving
@@ -221,6 +222,10 @@ enum entry_id {
 	E_INTEG_MAX,	/* 2048, knock, integrity INTEG_MAX_LEN */
 	E_ADDR,		/* 80, knock, only 192.0.2.1 and 2001:db8::1 */
 	E_FWD,		/* 8080, native, forward: 192.0.2.0/24, 2001:db8::/64 routed */
+	E_PUB,		/* 3022, knock, public destinations (pub_list) */
+	E_PUB_N,	/* 3023, native, likewise */
+	E_PUB_INTEG,	/* 3024, knock, integrity 16, likewise */
+	E_PUB_INTEG_N,	/* 3025, native, integrity 64, likewise */
 	NENTRIES
 };
 
@@ -237,6 +242,7 @@ static const struct entry_spec {
 	uint32_t replay_ttl;
 	const char *addr[2];
 	bool forward;
+	bool pub;		/* public = pub_list */
 } entries[NENTRIES] = {
 	[E_KNOCK] = { 22, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_RESET, 0,
 		      true, 3600, { NULL } },
@@ -255,8 +261,23 @@ static const struct entry_spec {
 	[E_ADDR] = { 80, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_RESET, 0,
 		     true, 3600, { "192.0.2.1", "2001:db8::1/128" } },
 	[E_FWD] = { 8080, KG_MODE_NATIVE, 1, { KEY_NATIVE }, KEY_NATIVE, 0, ON_FAIL_RESET, 30,
-		    true, 90, { "192.0.2.0/24", "2001:db8::/64" }, true },
+		    true, 90, { "192.0.2.0/24", "2001:db8::/64" }, true, false },
+	[E_PUB] = { 3022, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_RESET, 0, true,
+		    3600, { NULL }, false, true },
+	[E_PUB_N] = { 3023, KG_MODE_NATIVE, 2, { KEY_ROTATED, KEY_NATIVE }, KEY_NATIVE, 0,
+		      ON_FAIL_RESET, 30, true, 90, { NULL }, false, true },
+	[E_PUB_INTEG] = { 3024, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 16, ON_FAIL_RESET, 0,
+			  true, 3600, { NULL }, false, true },
+	[E_PUB_INTEG_N] = { 3025, KG_MODE_NATIVE, 1, { KEY_NATIVE }, KEY_NATIVE, 64, ON_FAIL_RESET,
+			    30, true, 90, { NULL }, false, true },
 };
+
+/*
+ * The public destinations of the E_PUB* entries: what a NAT in front of
+ * this host rewrites to server4/server6 (1:1, and a port forward from 2200).
+ */
+static const char *const pub_list[] = { "203.0.113.1", "203.0.113.1:2200",
+					"[2001:db8:ff::1]:2200", "2001:db8:ff::1" };
 
 static int setup_conf(void)
 {
@@ -300,6 +321,9 @@ static int setup_conf(void)
 		e->forward = es->forward;
 		for (size_t a = 0; a < 2 && es->addr[a]; a++)
 			if (prefix_parse(es->addr[a], &e->addrs[e->naddrs++]) < 0)
+				return -1;
+		for (size_t a = 0; es->pub && a < sizeof(pub_list) / sizeof(pub_list[0]); a++)
+			if (dest_read(pub_list[a], &e->pub[e->npublic++].dst) != DEST_OK)
 				return -1;
 	}
 	conf.nprotect = NENTRIES;
@@ -350,6 +374,10 @@ static const uint8_t client6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 7 };
 static const uint8_t other6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 8 };
 static const uint8_t server6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
 static const uint8_t elsewhere6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x99 };
+/* Public destinations (pub_list), and addresses not in it. */
+static const uint8_t pub4[4] = { 203, 0, 113, 1 }, notpub4[4] = { 203, 0, 113, 9 };
+static const uint8_t pub6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0xff, [15] = 1 };
+static const uint8_t notpub6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0xff, [15] = 9 };
 
 /* The client's byte stream from ISN+1 on. */
 static uint8_t stream(uint32_t off)
@@ -382,6 +410,7 @@ struct step {
 	uint8_t flags;		/* K_SYN: added to SYN; K_BARE/K_STRAY: the flags */
 	unsigned who;		/* enum who bits */
 	uint32_t tsval;		/* added to TSVAL0 */
+	uint8_t dial;		/* K_SYN: the destination its ISN is computed for (enum dial) */
 	uint32_t mark;		/* the packet's mark */
 	uint8_t code;		/* and our code in it, as a rule put it: CODE_* */
 	const char *want;	/* verdicts, see the top */
@@ -392,6 +421,19 @@ struct step {
 };
 
 enum code { CODE_NONE, CODE_INVALID, CODE_NOCONN, CODE_NEWSYN };
+
+/*
+ * What the client dialled: the SYN's own destination, or a public one a NAT
+ * rewrote to it (pub_list, of the scenario's family unless said otherwise).
+ */
+enum dial {
+	DIAL_OWN,
+	DIAL_PUB,		/* the public address, the entry's port */
+	DIAL_PUB_PORT,		/* the public address, port 2200 (forwarded) */
+	DIAL_PUB_OTHER_PORT,	/* the public address, port 2201: not in the list */
+	DIAL_NOT_PUB,		/* another address, the entry's port: not in the list */
+	DIAL_PUB_OTHER_FAMILY,	/* the other family's public address (NAT64), 2200 */
+};
 
 struct count {
 	enum server_counter c;
@@ -784,6 +826,69 @@ static const struct scenario scenarios[] = {
 		 DATA(12, 1, "3-22D", .who = OTHER_SRC, .kills = 1, VICTIM(0)),
 		 TICK(10, "23-35D", .kills = 1, VICTIM(OTHER_SRC)) },
 	  .cnt = { C(syn_accepted, 2), C(integ_evicted, 1), C(integ_timeout, 1) } },
+	/*
+	 * public: a knock for a destination a NAT outside rewrote to this one
+	 * (pub_list).  Own destination first, then each public one; an address
+	 * alone means the entry's port.
+	 */
+	{ "public: knock for the public address, v4", E_PUB, V4, true,
+	  .s = { SYN("1K", .dial = DIAL_PUB), SYN("2K", .dial = DIAL_OWN, .who = OTHER_SPORT) },
+	  .cnt = { C(syn_accepted, 2) } },
+	{ "public: knock for public address:2200 (a port forward), v4", E_PUB, V4, false,
+	  .s = { SYN("1K", .dial = DIAL_PUB_PORT) }, .cnt = { C(syn_accepted, 1) } },
+	{ "public: the public address with a port not in the list", E_PUB, V4, true,
+	  .s = { SYN("1D", .dial = DIAL_PUB_OTHER_PORT, .answers = 1) },
+	  .cnt = { C(syn_refused, 1), C(rst_sent, 1) } },
+	{ "public: an address not in the list", E_PUB, V6, true,
+	  .s = { SYN("1D", .dial = DIAL_NOT_PUB, .answers = 1) },
+	  .cnt = { C(syn_refused, 1), C(rst_sent, 1) } },
+	{ "public: v6, address alone and [address]:2200", E_PUB, V6, true,
+	  .s = { SYN("1K", .dial = DIAL_PUB), SYN("2K", .dial = DIAL_PUB_PORT, .who = OTHER_SPORT) },
+	  .cnt = { C(syn_accepted, 2) } },
+	{ "public: native v4, second key, forwarded port", E_PUB_N, V4, true,
+	  .s = { SYN("1K", .dial = DIAL_PUB_PORT), SYN("2K", .dial = DIAL_PUB, .who = OTHER_SPORT),
+		 SYN("3D", .dial = DIAL_PUB_OTHER_PORT, .who = OTHER_SPORT2, .answers = 1) },
+	  .cnt = { C(syn_accepted, 2), C(syn_refused, 1), C(rst_sent, 1) } },
+	{ "public: native v6, epoch e-1", E_PUB_N, V6, false,
+	  .s = { SYN("1K", .dial = DIAL_PUB, .how = ISN_PREV) }, .cnt = { C(syn_accepted, 1) } },
+	{ "public: a wrong ISN is refused whatever it was meant for", E_PUB_N, V4, true,
+	  .s = { SYN("1D", .dial = DIAL_PUB, .how = ISN_BAD, .answers = 1) },
+	  .cnt = { C(syn_refused, 1), C(rst_sent, 1) } },
+	{ "public: the other family's public destination (NAT64)", E_PUB, V4, true,
+	  .s = { SYN("1K", .dial = DIAL_PUB_OTHER_FAMILY) }, .cnt = { C(syn_accepted, 1) } },
+	{ "public: replay of a public knock from another source", E_PUB, V4, true,
+	  .s = { SYN("1K", .dial = DIAL_PUB_PORT),
+		 SYN("2D", .dial = DIAL_PUB_PORT, .who = OTHER_SRC, .answers = 1),
+		 SYN("3K", .dial = DIAL_PUB_PORT) },
+	  .cnt = { C(syn_accepted, 2), C(replay_refused, 1), C(rst_sent, 1) } },
+	{ "public: replay of a public knock from another source, native v6", E_PUB_N, V6, true,
+	  .s = { SYN("1K", .dial = DIAL_PUB),
+		 SYN("2D", .dial = DIAL_PUB, .who = OTHER_SRC | OTHER_SPORT, .answers = 1) },
+	  .cnt = { C(syn_accepted, 1), C(replay_refused, 1), C(rst_sent, 1) } },
+	{ "public: integrity, knock mode, forwarded port, v4", E_PUB_INTEG, V4, true,
+	  .s = { SYN("1I", .dial = DIAL_PUB_PORT), DATA(0, 8, ""), DATA(8, 8, "2A 3A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	/* Native IH covers the destination: the bytes verify only with the dialled one. */
+	{ "public: integrity, native, public address, v6", E_PUB_INTEG_N, V6, true,
+	  .s = { SYN("1I", .dial = DIAL_PUB), DATA(0, 64, "2A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	{ "public: integrity, native, forwarded port, v4", E_PUB_INTEG_N, V4, false,
+	  .s = { SYN("1I", .dial = DIAL_PUB_PORT), DATA(0, 64, "2A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	{ "public: integrity, native, own destination still", E_PUB_INTEG_N, V4, true,
+	  .s = { SYN("1I"), DATA(0, 64, "2A") }, .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	{ "public: integrity, native, tampered bytes", E_PUB_INTEG_N, V4, true,
+	  .s = { SYN("1I", .dial = DIAL_PUB_PORT), DATA(0, 64, "2D", .flip = 5, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1) } },
+	{ "public: integrity, knock mode, tampered bytes, v6", E_PUB_INTEG, V6, false,
+	  .s = { SYN("1I", .dial = DIAL_PUB), DATA(0, 16, "2D", .flip = 16, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1) } },
+	/* A SYN retransmitted for another destination before data: the flow takes it. */
+	{ "public: integrity, a restart dialled elsewhere checks with the new one", E_PUB_INTEG_N,
+	  V6, true,
+	  .s = { SYN("1I", .dial = DIAL_PUB), SYN("2I", .dial = DIAL_PUB_PORT, .tsval = 1000),
+		 DATA(0, 64, "3A") },
+	  .cnt = { C(syn_accepted, 2), C(integ_ok, 1) } },
 };
 
 /* ------------------------------------------------------------------ */
@@ -846,7 +951,17 @@ static uint32_t client_isn(const struct scenario *sc, const struct step *st, uin
 				.port = dport_of(sc, st->who), .tsval = tsval };
 	uint64_t e = isn_epoch(wall, es->window);
 	uint32_t isn;
+	int fam = st->dial == DIAL_PUB_OTHER_FAMILY ? (sc->family == AF_INET ? AF_INET6 : AF_INET)
+						     : sc->family;
 
+	if (st->dial != DIAL_OWN) {
+		in.family = fam;
+		in.dst = st->dial == DIAL_NOT_PUB ? (fam == AF_INET ? notpub4 : notpub6)
+						  : (fam == AF_INET ? pub4 : pub6);
+		in.port = st->dial == DIAL_PUB_PORT || st->dial == DIAL_PUB_OTHER_FAMILY ? 2200
+			  : st->dial == DIAL_PUB_OTHER_PORT				   ? 2201
+											   : es->port;
+	}
 	for (uint32_t i = 0; i < es->integrity_len; i++)
 		payload[i] = stream(i);
 	switch (st->how) {
