@@ -30,8 +30,8 @@
  *                     meta mark set mark & ~MASK | INVALID      queue  (no entry, so
  *                                     no flag: checked if its flow is being checked)
  *     }
- *     chain prerouting_nat {  type nat hook prerouting priority -110;
- *                     (before any DNAT at the usual -100)
+ *     chain prerouting_nat {  type nat hook prerouting priority -199;
+ *                     (before any other table's DNAT)
  *       SYN meta mark & MASK == ACCEPTED   clear our bits  accept  (let through)
  *       per protected port (and address): tcp dport P SYN  redirect to :REFUSE
  *                     (refused, or no daemon saw it: the kernel answers from a
@@ -117,11 +117,13 @@
 enum {
 	SERVER_PRIORITY = -150,		/* after conntrack, before DNAT */
 	/*
-	 * Before DNAT's own -100: nat chains of equal priority run newest
-	 * first, so another table's DNAT (Docker's, re-created after ours)
-	 * would otherwise take a SYN the daemon never let through.
+	 * The first nat chain the kernel allows (> -200): nat chains run in
+	 * priority order, those of equal priority newest first, and the first
+	 * to map a connection decides it; another table's DNAT (Docker's at
+	 * -100, re-created after ours) must never take a SYN the daemon did
+	 * not let through.
 	 */
-	NAT_PRIORITY = -110,
+	NAT_PRIORITY = -199,
 	LATE_PRIORITY = -140,		/* after the server's chain, before nat */
 	REPLY_PRIORITY = 110,		/* after SNAT, and after DNAT undone */
 	CLOSED_PRIORITY = 10,

@@ -9,10 +9,12 @@
  *
  * A packet that does not get through gets what a closed port gives, one
  * name per case: refuse_knock() counts a SYN without a valid knock, then
- * mimic_closed_port() drops it and answers as the entry's on_fail says (the
- * kernel's RST or silence); answer_unlistened_port() is closed_ports
- * "daemon" for a port nobody listens on; server_send_closed_rst() sends the
- * RST itself, for all of these and for pending.c's abort_connection().
+ * mimic_closed_port() answers as the entry's on_fail says (the kernel's RST
+ * or silence): a new SYN goes on to the nat rule's closed port, anything
+ * else is dropped and answered by server_send_closed_rst(), which sends the
+ * RST itself (also for pending.c's abort_connection());
+ * answer_unlistened_port() is closed_ports "daemon" for a port nobody
+ * listens on: the kernel answers it, after the same work as a knock.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -141,7 +143,7 @@ static bool let_kernel_discard(struct server *s, struct nfqueue *q, const struct
 /*
  * Gives p what a closed port would give under entry e: the kernel's RST
  * (on_fail "reset"), or nothing (on_fail "drop"); the packet goes no
- * further, but to a routed host's closed port.
+ * further, but to a closed port.
  */
 static void mimic_closed_port(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
 			      const struct pkt_view *v, const struct conf_protect *e)
@@ -151,15 +153,17 @@ static void mimic_closed_port(struct server *s, struct nfqueue *q, const struct 
 	if (e->on_fail == ON_FAIL_RESET && let_kernel_discard(s, q, p, v))
 		return;
 	/*
-	 * A routed host's closed port is that host's to give, with its own
-	 * fields and this hop on it: a new SYN goes on unmarked, and the nat
-	 * rule sends it to the host's rules.refuse_port (nftplan.c).  Only a
-	 * SYN the rule marked NEWSYN: the nat rule cannot redirect another.
+	 * A new SYN from outside (the rule marked it NEWSYN) is refused by
+	 * the kernel itself: it goes on unmarked, and the nat rule sends it
+	 * to rules.refuse_port, of this host or, for a routed one (forward),
+	 * of that host, where nobody listens.  The answer is then a closed
+	 * port's by construction, IP options and all, with the routed host's
+	 * own fields and this hop on it (nftplan.c).  Any other SYN (invalid,
+	 * untracked, loopback) the nat rule cannot redirect: the RST is ours.
 	 */
-	if (e->forward && e->on_fail == ON_FAIL_RESET &&
-	    kgw_mark_code(m, p->mark) == m->newsyn) {
+	if (e->on_fail == ON_FAIL_RESET && kgw_mark_code(m, p->mark) == m->newsyn) {
 		nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, kgw_mark_own(m, p->mark));
-		s->cnt.c[SC_routed_refusals]++;
+		s->cnt.c[SC_nat_refusals]++;
 		return;
 	}
 	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
@@ -303,7 +307,8 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
  * closed_ports "daemon": a SYN or FIN/NULL/Xmas probe to a port nobody
  * listens on.  A refused knock spends its verification first; so does a SYN
  * here, against the first protect entry's keys (the result is not used),
- * then the same drop and RST, so that the two take the same time.
+ * and then it goes on, as a refused knock does, for the kernel to answer
+ * as the closed port it is: the two take the same path and the same time.
  */
 static void answer_unlistened_port(struct server *s, struct nfqueue *q,
 				   const struct nfqueue_packet *p, const struct pkt_view *v)
@@ -314,10 +319,7 @@ static void answer_unlistened_port(struct server *s, struct nfqueue *q,
 	if ((v->flags & TCP_SYN) && s->conf->nprotect > 0)
 		(void)match_key(s, &s->conf->protect[0], v, p->data, &epoch, &dialled);
 	s->cnt.c[SC_closed]++;
-	if (let_kernel_discard(s, q, p, v))
-		return;
-	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-	server_send_closed_rst(s, p, v);
+	nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
 }
 
 bool server_wants(const struct server *s, const struct nfqueue_packet *p)

@@ -38,7 +38,7 @@
 	X(v6_discarded, "refused IPv6 packets left to the kernel, which discards them") \
 	X(rst_sent, "closed-port RSTs sent")                                          \
 	X(rst_send_error, "closed-port RSTs that could not be sent")                 \
-	X(routed_refusals, "refused SYNs sent to a routed host's closed port (forward)") \
+	X(nat_refusals, "refused SYNs the nat rule sent to a closed port (the kernel answers)") \
 	X(replay_refused, "valid knocks replayed from another source")               \
 	X(replay_full, "knocks refused because the replay table was full")          \
 	X(closed, "probes of closed ports answered (closed_ports \"daemon\")")         \

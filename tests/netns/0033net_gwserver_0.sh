@@ -95,7 +95,7 @@ for fam in 4 6; do
 		like_closed wkey$fam $src $dst 22 "$(isn native "$(key_file w)" $dst 22 78)" --tsval 78
 	routed_nmap "IPv$fam routed" $dst
 done
-check "the refusals went to the host's closed port" [ "$(counter routed_refusals "$NS_R")" -ge 4 ]
+check "the refusals went to the host's closed port" [ "$(counter nat_refusals "$NS_R")" -ge 4 ]
 check "a port the router does not protect passes (the host's sshd on 2222 to $OTHER4)" \
 	plain_gets SA 2222 $C4 $OTHER4
 check "a host the router does not protect passes ($OTHER4:22)" plain_gets SA 22 $C4 $OTHER4
