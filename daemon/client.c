@@ -6,6 +6,17 @@
  * compute the ISN, make the conntrack entry, let it go); on the user path,
  * every other packet of a knocked flow goes to translate() (shift by the
  * delta the rules put in its mark).
+ *
+ * Gateway client role (`from`): a SYN this host routes comes from the
+ * prerouting_raw rule, at prerouting with our FWD code in its mark, and
+ * takes the same path with three differences: its entry is the one whose
+ * `from` holds the source; it never takes an integrity intent (those belong
+ * to this host's sockets; conf_validate refuses integrity with `from`);
+ * and its conntrack entry carries the source NAT a masquerade would give
+ * (gwnat.h), since the kernel sets up none for an entry made before the
+ * SYN.  Later packets of such a flow come from the forward hook, both ways
+ * (forward_dir tells them apart), as a local flow's come from output and
+ * input.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,6 +29,7 @@
 
 #include "bytes.h"
 #include "client.h"
+#include "gwnat.h"
 #include "integ.h"
 #include "pkt.h"
 #include "seqrewrite.h"
@@ -127,18 +139,61 @@ static int make_entry(struct client *c, const struct ct_flow *f, uint32_t kernel
 			   user);
 }
 
+/*
+ * Addresses that cannot cross the Internet as they are (RFC 1918, RFC 6598
+ * shared space, IPv6 unique local): a router sending such a source to a
+ * destination outside them masquerades it.
+ */
+static bool is_private(int family, const uint8_t *a)
+{
+	if (family == AF_INET6)
+		return (a[0] & 0xfe) == 0xfc;
+	return a[0] == 10 || (a[0] == 172 && (a[1] & 0xf0) == 16) ||
+	       (a[0] == 192 && a[1] == 168) || (a[0] == 100 && (a[1] & 0xc0) == 64);
+}
+
+/*
+ * A routed flow's entry: source NAT'ed as a masquerade would do it when a
+ * private source goes to a public destination (gwnat.h); 0 or -errno.
+ */
+static int gateway_nat(struct ct_flow *f)
+{
+	if (!is_private(f->family, f->src) || is_private(f->family, f->dst))
+		return 0;
+	f->snat = true;
+	return gwnat_source(f->family, f->dst, f->snat_addr);
+}
+
+/* A verdict without a new packet; a routed SYN goes on without our code. */
+static void syn_verdict(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p,
+			bool routed, enum nfqueue_verdict verdict)
+{
+	if (routed)
+		nfqueue_verdict_mark(q, p->id, verdict, kgw_mark_own(&c->conf->marks, p->mark));
+	else
+		nfqueue_verdict(q, p->id, verdict);
+}
+
 static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p,
-		      const struct pkt_view *v)
+		      const struct pkt_view *v, bool routed)
 {
 	const struct conf *conf = c->conf;
 	const uint8_t *dst = pkt_dst(p->data, v), *src = pkt_src(p->data, v);
-	const struct conf_knock *k = conf_find_knock(conf, v->family, dst, v->dport);
+	const struct conf_knock *k =
+		routed ? conf_find_knock_from(conf, v->family, src, dst, v->dport)
+		       : conf_find_knock(conf, v->family, dst, v->dport);
 	uint8_t payload[INTEG_MAX_LEN];
 	size_t plen = 0;
 
 	if (!k) {
 		c->cnt[CC_no_entry]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		syn_verdict(c, q, p, routed, NFQUEUE_ACCEPT);
+		return;
+	}
+	if (routed && k->integrity_len) {
+		/* conf_validate refuses it; never take this host's intents. */
+		c->cnt[CC_integrity_refused]++;
+		syn_verdict(c, q, p, routed, NFQUEUE_DROP);
 		return;
 	}
 
@@ -176,7 +231,9 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 	struct ct_flow f = { .family = v->family, .sport = v->sport, .dport = v->dport };
 	memcpy(f.src, src, v->addr_len);
 	memcpy(f.dst, dst, v->addr_len);
-	int r = make_entry(c, &f, v->seq, delta);
+	int r = routed ? gateway_nat(&f) : 0;
+	if (r == 0)
+		r = make_entry(c, &f, v->seq, delta);
 	if (r < 0) {
 		char a[INET6_ADDRSTRLEN];
 
@@ -185,7 +242,7 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 		log_peer(&c->rl, c->mono, LOG_WARNING,
 			 "cannot create the conntrack entry for a connection to %s port %u: %s; "
 			 "SYN dropped", a, v->dport, strerror(-r));
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		syn_verdict(c, q, p, routed, NFQUEUE_DROP);
 		return;
 	}
 	if (!retransmit) {
@@ -205,13 +262,14 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 	 */
 	bool user = conf->translate == TRANSLATE_USER;
 	bool pin_ts = v->has_ts && v->tsval != tsval;
+	uint32_t mark = routed ? kgw_mark_own(&conf->marks, p->mark) : p->mark;
 	if (!user && !pin_ts) {
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		syn_verdict(c, q, p, routed, NFQUEUE_ACCEPT);
 		return;
 	}
 	if (p->caplen > sizeof(c->buf) || p->caplen != p->wirelen) {
 		c->cnt[CC_untranslatable]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		syn_verdict(c, q, p, routed, NFQUEUE_DROP);
 		return;
 	}
 	memcpy(c->buf, p->data, p->caplen);
@@ -221,10 +279,10 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 	seqrewrite_syn(c->buf, &out, user ? knock_isn : v->seq, tsval);
 	if (!finish_csum(c->buf, &out, p->skbinfo)) {
 		c->cnt[CC_untranslatable]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		syn_verdict(c, q, p, routed, NFQUEUE_DROP);
 		return;
 	}
-	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, c->buf, p->caplen, p->mark);
+	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, c->buf, p->caplen, mark);
 }
 
 /* User path: shift one packet of a knocked flow by the delta in its mark. */
@@ -258,6 +316,27 @@ static void translate(struct client *c, struct nfqueue *q, const struct nfqueue_
 	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, p->data, p->caplen, 0);
 }
 
+bool client_wants_routed(const struct client *c, const struct nfqueue_packet *p)
+{
+	const struct kgw_marks *m = &c->conf->marks;
+
+	return p->hook == NF_INET_PRE_ROUTING && kgw_mark_code(m, p->mark) == m->fwd;
+}
+
+/*
+ * At forward (user path), a routed flow's segment goes out when its
+ * destination is a knock entry's and its source in that entry's `from`;
+ * otherwise it is an answer.
+ */
+static enum seq_dir forward_dir(const struct client *c, const uint8_t *pkt,
+				const struct pkt_view *v)
+{
+	return conf_find_knock_from(c->conf, v->family, pkt_src(pkt, v), pkt_dst(pkt, v),
+				    v->dport)
+		       ? SEQ_OUT
+		       : SEQ_IN;
+}
+
 void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p)
 {
 	struct pkt_view v;
@@ -267,10 +346,16 @@ void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_pac
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 		return;
 	}
-	if (p->hook == NF_INET_LOCAL_OUT && (v.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN)
-		knock_syn(c, q, p, &v);
+	bool syn = (v.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN;
+
+	if (p->hook == NF_INET_LOCAL_OUT && syn)
+		knock_syn(c, q, p, &v, false);
+	else if (syn && client_wants_routed(c, p))
+		knock_syn(c, q, p, &v, true);
 	else if (p->hook == NF_INET_LOCAL_OUT)
 		translate(c, q, p, &v, SEQ_OUT);
+	else if (p->hook == NF_INET_FORWARD)
+		translate(c, q, p, &v, forward_dir(c, p->data, &v));
 	else
 		translate(c, q, p, &v, SEQ_IN);
 }

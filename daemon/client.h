@@ -16,6 +16,7 @@
 #ifndef KNOCKGW_CLIENT_H
 #define KNOCKGW_CLIENT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "conf.h"
@@ -61,6 +62,12 @@ struct client {
 int client_init(struct client *c, const struct conf *conf, struct ctnl *ct, struct rawsock *rs,
 		struct intent_table *intents);
 void client_free(struct client *c);
+
+/*
+ * A routed SYN the gateway's rule queued (prerouting, FWD in our mark
+ * bits): the client's, though prerouting is otherwise the server's.
+ */
+bool client_wants_routed(const struct client *c, const struct nfqueue_packet *p);
 
 /* The data path for packets from the client-role rules. */
 void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p);

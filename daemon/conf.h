@@ -51,7 +51,9 @@
  *                 public [none] = [ "addr", "IPv4:port" or "[IPv6]:port", ... ]
  *                 (at most 16, no duplicates; an address alone: the entry's port); }, ... )
  *   knock   = ( { dst "addr" or "addr/len"; port; mode; key "name";
- *                 integrity_len [0]; window [30] (native only); }, ... )
+ *                 integrity_len [0]; window [30] (native only);
+ *                 from [none] = [ "addr/len", ... ] (1..16, no two overlapping,
+ *                 at least one of dst's family; integrity_len 0 only); }, ... )
  */
 #ifndef KNOCKGW_CONF_H
 #define KNOCKGW_CONF_H
@@ -73,6 +75,7 @@ enum {
 	CONF_MAX_KNOCK = 256,
 	CONF_MAX_ENTRY_KEYS = 16,
 	CONF_MAX_ADDRS = 16,
+	CONF_MAX_FROM = 16,		/* source prefixes a knock entry knocks for */
 	CONF_MAX_PUBLIC = MATCH_MAX_PUBLIC,	/* public destinations of a protect entry */
 	CONF_MAX_ERRORS = 32,
 	CONF_ERR_LEN = 512,
@@ -106,7 +109,7 @@ enum conf_line {
 	CL_ON_STOP, CL_REFUSE_PORT, CL_MAX
 };
 enum entry_line { EL_NONE, EL_PORT, EL_KEYS, EL_INTEGRITY_LEN, EL_WINDOW, EL_REPLAY_TTL, EL_DST,
-		  EL_KEY, EL_FORWARD, EL_MAX };
+		  EL_KEY, EL_FORWARD, EL_FROM, EL_MAX };
 
 struct conf_key {
 	char name[CONF_NAME_MAX];
@@ -154,6 +157,13 @@ struct conf_knock {
 	uint16_t integrity_len;
 	uint32_t window;
 	bool has_window;		/* "window" was written (knock mode rejects it) */
+	/*
+	 * Gateway client role: SYNs from these sources that this host routes
+	 * to dst:port get the knock too (0: only this host's own SYNs).
+	 * Either family; those of dst's family are the ones that apply.
+	 */
+	size_t nfrom;
+	struct prefix from[CONF_MAX_FROM];
 	int lines[EL_MAX];		/* enum entry_line */
 };
 

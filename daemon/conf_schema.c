@@ -9,6 +9,7 @@
  * setting.  An entry that failed to load is not stored, so conf_validate()
  * never reports the same mistake again in other words.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -232,6 +233,46 @@ static bool store_dst(struct loader *ld, const config_setting_t *s, const char *
 	return load_prefix(ld, s, "dst", str, &((struct conf_knock *)obj)->dst);
 }
 
+/*
+ * The sources a gateway knocks for: each a prefix, at most CONF_MAX_FROM,
+ * no two sharing an address (one would be dead, or a typo), each reported
+ * at its own line.
+ */
+static bool store_from(struct loader *ld, const config_setting_t *arr, const char *str, void *obj)
+{
+	struct conf_knock *k = obj;
+	size_t n = (size_t)config_setting_length(arr);
+	bool ok = true;
+
+	(void)str;
+	if (n > CONF_MAX_FROM) {
+		lerr(ld, arr, "knock entry has %zu from prefixes; at most %d", n, CONF_MAX_FROM);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(arr, (unsigned)i);
+		const char *text = config_setting_get_string(e);
+
+		if (!load_prefix(ld, e, "from", text, &k->from[i])) {
+			ok = false;
+			continue;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (k->from[j].family != 0 && prefixes_overlap(&k->from[j], &k->from[i])) {
+				char a[INET6_ADDRSTRLEN + 4];
+
+				prefix_format(&k->from[j], a, sizeof(a));
+				lerr(ld, e, "from \"%s\" overlaps from \"%s\" of the same entry", text,
+				     a);
+				ok = false;
+				break;
+			}
+		}
+	}
+	k->nfrom = n;
+	return ok;
+}
+
 static bool store_key_ref(struct loader *ld, const config_setting_t *s, const char *str,
 			  void *obj)
 {
@@ -304,8 +345,10 @@ static const struct srow knock_rows[] = {
 	{ "port", INT(struct conf_knock, port, 1, 65535), .required = true },
 	{ "mode", WORD(struct conf_knock, mode, mode_words), .required = true },
 	{ "key", .type = ST_STRING, .store = store_key_ref, .required = true, .line = EL_KEY },
-	{ "integrity_len", INT(struct conf_knock, integrity_len, 0, INTEG_MAX_LEN) },
+	{ "integrity_len", INT(struct conf_knock, integrity_len, 0, INTEG_MAX_LEN),
+	  .line = EL_INTEGRITY_LEN },
 	{ "window", INT(struct conf_knock, window, 0, 86400), .line = EL_WINDOW },
+	{ "from", .type = ST_STRINGS, .store = store_from, .line = EL_FROM },
 	END,
 };
 

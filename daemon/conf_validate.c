@@ -254,6 +254,31 @@ static void validate_protect(struct vctx *v, size_t idx, size_t nkeys)
 	}
 }
 
+/*
+ * A gateway knocks for hosts that cannot hand it their first bytes (that
+ * is knock-connect's job, on the host itself), and a from list with no
+ * prefix of dst's family would knock for nobody.
+ */
+static void validate_from(struct vctx *v, const struct conf_knock *k)
+{
+	size_t n = bounded(v, k->line, k->nfrom, CONF_MAX_FROM, "from prefixes in a knock entry");
+	int line = at(k->lines[EL_FROM], k->line);
+	bool family = false;
+
+	if (n == 0)
+		return;
+	if (k->integrity_len)
+		verr(v, line, "from needs integrity_len 0: the hosts a gateway knocks for cannot "
+			      "give it their first bytes");
+	for (size_t i = 0; i < n; i++)
+		family = family || k->from[i].family == k->dst.family;
+	if (!family)
+		verr(v, line, "from has no %s prefix, and dst is %s: the entry would knock for no "
+			      "routed host",
+		     k->dst.family == AF_INET ? "IPv4" : "IPv6",
+		     k->dst.family == AF_INET ? "IPv4" : "IPv6");
+}
+
 static void validate_knock(struct vctx *v, size_t idx, size_t nkeys)
 {
 	const struct conf *c = v->c;
@@ -261,6 +286,7 @@ static void validate_knock(struct vctx *v, size_t idx, size_t nkeys)
 
 	validate_key_ref(v, at(k->lines[EL_KEY], k->line), "knock", k->key, k->mode, nkeys);
 	validate_window(v, at(k->lines[EL_WINDOW], k->line), k->mode, k->has_window);
+	validate_from(v, k);
 
 	/*
 	 * Only identical destinations are duplicates: a host inside a wider

@@ -109,6 +109,19 @@ int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t k
 	mnl_attr_put_u32(nlh, CTA_TIMEOUT, htonl(timeout));
 	if (mark)
 		mnl_attr_put_u32(nlh, CTA_MARK, htonl(mark));
+	if (f->snat) {
+		/* A range of one address; the other manipulation gets a null binding. */
+		struct nlattr *nat = mnl_attr_nest_start(nlh, CTA_NAT_SRC);
+
+		if (f->family == AF_INET) {
+			mnl_attr_put(nlh, CTA_NAT_V4_MINIP, 4, f->snat_addr);
+			mnl_attr_put(nlh, CTA_NAT_V4_MAXIP, 4, f->snat_addr);
+		} else {
+			mnl_attr_put(nlh, CTA_NAT_V6_MINIP, 16, f->snat_addr);
+			mnl_attr_put(nlh, CTA_NAT_V6_MAXIP, 16, f->snat_addr);
+		}
+		mnl_attr_nest_end(nlh, nat);
+	}
 
 	if (seqadj) {
 		struct nlattr *adj = mnl_attr_nest_start(nlh, CTA_SEQ_ADJ_ORIG);

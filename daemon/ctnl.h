@@ -25,13 +25,16 @@ struct ct_flow {
 	int family;			/* AF_INET or AF_INET6 */
 	uint8_t src[16], dst[16];	/* original direction, network order */
 	uint16_t sport, dport;		/* host order */
+	bool snat;			/* gateway: source NAT to snat_addr (gwnat.h) */
+	uint8_t snat_addr[16];
 };
 
 struct ctnl *ctnl_open(void);
 void ctnl_close(struct ctnl *c);
 
 /*
- * Creates the entry for flow in state SYN_SENT.  With seqadj, the kernel
+ * Creates the entry for flow in state SYN_SENT (with f->snat, source NAT'ed
+ * to f->snat_addr, the port kept unless taken).  With seqadj, the kernel
  * shifts the flow by delta from kernel_isn on; without, the entry only
  * carries mark (the user path keeps its delta there) and, with be_liberal,
  * conntrack stops judging the flow's windows.  0, -EEXIST when an entry for

@@ -28,6 +28,7 @@ int kgw_marks_make(uint32_t mask, uint32_t ct_bit, struct kgw_marks *ret)
 		.noconn = 4u << shift,
 		.accepted = 5u << shift,
 		.newsyn = 6u << shift,
+		.fwd = 7u << shift,
 		.ct_integ = ct_bit,
 	};
 	return 0;

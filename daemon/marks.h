@@ -23,7 +23,10 @@
  *   - the knock rule for new SYNs from outside puts NEWSYN there: such a
  *     SYN is one the nat rule can refuse, so for a routed host (forward)
  *     the daemon refuses it by letting it go on unmarked, to the host's
- *     own closed port.
+ *     own closed port;
+ *   - the gateway client role's SYN rule puts FWD there: a SYN this host
+ *     routes, from a knock entry's `from` prefix (the daemon hands it back
+ *     with our bits cleared).
  * The conntrack bit `ct_integ` (rules.ct_mark_bit) marks a flow that awaits
  * its integrity bytes.  Both are configurable so that knockgw can live
  * beside other users of marks.
@@ -37,7 +40,7 @@
 enum {
 	KGW_MARK_MASK_DEFAULT = 0x7f000000,
 	KGW_CTMARK_DEFAULT = 0x40000000,
-	KGW_MARK_BITS_MIN = 3,		/* six codes and "none" */
+	KGW_MARK_BITS_MIN = 3,		/* seven codes and "none" */
 };
 
 struct kgw_marks {
@@ -48,11 +51,12 @@ struct kgw_marks {
 	uint32_t noconn;	/* a rule's: conntrack knows no connection for it */
 	uint32_t accepted;	/* the daemon's: a SYN it let through */
 	uint32_t newsyn;	/* a rule's: a new SYN from outside (nat can refuse it) */
+	uint32_t fwd;		/* the gateway client's rule: a routed SYN to knock */
 	uint32_t ct_integ;	/* conntrack mark bit: the flow awaits its bytes */
 };
 
 /*
- * Codes 1..6 at the lowest bit of mask.  0, or -EINVAL when mask is not one
+ * Codes 1..7 at the lowest bit of mask.  0, or -EINVAL when mask is not one
  * run of at least KGW_MARK_BITS_MIN bits or ct_bit is not exactly one bit.
  */
 int kgw_marks_make(uint32_t mask, uint32_t ct_bit, struct kgw_marks *ret);

@@ -256,8 +256,17 @@ int match_reply(const struct conf *c, int family, const uint8_t *src, uint16_t s
 	return -1;
 }
 
-const struct conf_knock *conf_find_knock(const struct conf *c, int family, const uint8_t *dst,
-					 uint16_t port)
+bool knock_from_contains(const struct conf_knock *k, int family, const uint8_t *src)
+{
+	for (size_t i = 0; i < k->nfrom && i < CONF_MAX_FROM; i++)
+		if (prefix_contains(&k->from[i], family, src))
+			return true;
+	return false;
+}
+
+/* src NULL: any entry (this host's own SYN); else one whose from has src. */
+static const struct conf_knock *find_knock(const struct conf *c, int family, const uint8_t *src,
+					   const uint8_t *dst, uint16_t port)
 {
 	const struct conf_knock *best = NULL;
 
@@ -265,10 +274,24 @@ const struct conf_knock *conf_find_knock(const struct conf *c, int family, const
 		const struct conf_knock *k = &c->knock[i];
 
 		if (k->port == port && prefix_contains(&k->dst, family, dst) &&
+		    (!src || knock_from_contains(k, family, src)) &&
 		    (!best || k->dst.len > best->dst.len))
 			best = k;
 	}
 	return best;
+}
+
+const struct conf_knock *conf_find_knock(const struct conf *c, int family, const uint8_t *dst,
+					 uint16_t port)
+{
+	return find_knock(c, family, NULL, dst, port);
+}
+
+const struct conf_knock *conf_find_knock_from(const struct conf *c, int family,
+					      const uint8_t *src, const uint8_t *dst,
+					      uint16_t port)
+{
+	return find_knock(c, family, src, dst, port);
 }
 
 size_t match_knock_dests(const struct conf_protect *e, int family, const uint8_t *dst,

@@ -113,6 +113,18 @@ const struct conf_knock *conf_find_knock(const struct conf *c, int family, const
 					 uint16_t port);
 
 /*
+ * The knock entry for a connection from src, which this host routes, to
+ * (dst, port): the most specific dst among the entries whose `from` holds
+ * src; NULL when none (the SYN then goes as it came).
+ */
+const struct conf_knock *conf_find_knock_from(const struct conf *c, int family,
+					      const uint8_t *src, const uint8_t *dst,
+					      uint16_t port);
+
+/* src is in one of k's `from` prefixes. */
+bool knock_from_contains(const struct conf_knock *k, int family, const uint8_t *src);
+
+/*
  * The destinations a SYN to (dst, dport) under protect entry e may carry a
  * knock for, in the order they are tried: the packet's own first, then each
  * of e's public destinations (one given without a port: the entry's port).

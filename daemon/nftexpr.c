@@ -140,14 +140,17 @@ static void x_queue(struct nftnl_rule *r, const struct nftplan *p, enum nft_queu
 	nftnl_rule_add_expr(r, e);
 }
 
-static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src)
+/* dep: the family check nft puts before a rule's first address match. */
+static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src, bool dep)
 {
 	uint8_t nfproto = a->family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
 	uint32_t len = a->family == AF_INET ? 4 : 16;
 	uint8_t mask[16] = { 0 }, zero[16] = { 0 }, want[16];
 
-	x_key(r, KEY_META, NFT_META_NFPROTO, false);
-	x_cmp(r, NFT_CMP_EQ, &nfproto, 1);
+	if (dep) {
+		x_key(r, KEY_META, NFT_META_NFPROTO, false);
+		x_cmp(r, NFT_CMP_EQ, &nfproto, 1);
+	}
 	/* Source at IPv4 offset 12 / IPv6 8, destination at 16 / 24. */
 	x_payload(r, NFT_PAYLOAD_NETWORK_HEADER,
 		  a->family == AF_INET ? (src ? 12 : 16) : (src ? 8 : 24), len);
@@ -160,8 +163,11 @@ static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src)
 	x_cmp(r, NFT_CMP_EQ, want, len);
 }
 
-/* fib daddr type local: the destination is one of this host's addresses. */
-static void x_fib_local(struct nftnl_rule *r)
+/*
+ * fib daddr type local (op EQ): the destination is one of this host's
+ * addresses; with NEQ, it is not (a packet this host routes).
+ */
+static void x_fib_local_op(struct nftnl_rule *r, uint32_t op)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("fib");
 	uint32_t local = RTN_LOCAL_TYPE;
@@ -170,7 +176,12 @@ static void x_fib_local(struct nftnl_rule *r)
 	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
 	nftnl_rule_add_expr(r, e);
-	x_cmp(r, NFT_CMP_EQ, &local, sizeof(local));
+	x_cmp(r, op, &local, sizeof(local));
+}
+
+static void x_fib_local(struct nftnl_rule *r)
+{
+	x_fib_local_op(r, NFT_CMP_EQ);
 }
 
 /* redirect to :port (this host's address, that port). */
@@ -339,8 +350,13 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	}
 	if (ru->local)
 		x_fib_local(r);
-	if (ru->addr)
-		x_addr(r, ru->addr, ru->addr_is_src);
+	if (ru->from) {
+		/* Gateway rules: the source first, whichever prefix it is. */
+		x_addr(r, ru->addr_is_src ? ru->addr : ru->from, true, true);
+		x_addr(r, ru->addr_is_src ? ru->from : ru->addr, false, false);
+	} else if (ru->addr) {
+		x_addr(r, ru->addr, ru->addr_is_src, true);
+	}
 	x_tcp_port(r, ru->port, ru->addr_is_src);
 	switch (ru->kind) {
 	case RK_SYN_HIDE:
@@ -437,9 +453,21 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_counter(r);
 		x_queue(r, p, kind, false);
 		break;
+	case RK_CLIENT_FWD_SYN:
+		/* FWD tells the daemon it is a routed SYN, not the server's. */
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		x_fib_local_op(r, NFT_CMP_NEQ);
+		x_key(r, KEY_META, NFT_META_MARK, false);
+		x_bitwise(r, &keep, &m->fwd, sizeof(keep));
+		x_key(r, KEY_META, NFT_META_MARK, true);
+		x_counter(r);
+		x_queue(r, p, kind, false);
+		break;
 	case RK_CLIENT_OUT:
 	case RK_CLIENT_IN:
-		if (ru->kind == RK_CLIENT_OUT)
+	case RK_CLIENT_FWD_OUT:
+	case RK_CLIENT_FWD_IN:
+		if (ru->kind == RK_CLIENT_OUT || ru->kind == RK_CLIENT_FWD_OUT)
 			x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
 		/* The flow's shift, kept in its conntrack mark, rides to us in
 		 * the packet mark (NFQA_MARK comes with every queued packet). */

@@ -69,6 +69,19 @@
  *       ip daddr D tcp dport P tcp flags & (syn|ack) != syn  meta mark set ct mark  queue }
  *     chain input {  type filter hook input priority -150;
  *       ip saddr D tcp sport P  meta mark set ct mark  queue }
+ *     with `from` in a knock entry (gateway client role), per prefix F of
+ *     dst's family:
+ *     chain prerouting_raw {  type filter hook prerouting priority -300;
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
+ *                   fib daddr type != local       (routed: not to this host)
+ *                   meta mark set mark & ~MASK | FWD  queue }
+ *     and with translate = "user" (routed packets pass neither output nor
+ *     input; forward sees both ways, after conntrack and before SNAT, with
+ *     the answers' destination already back to the LAN host's):
+ *     chain forward_user {  type filter hook forward priority -150;
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) != syn
+ *                   meta mark set ct mark  queue
+ *       ip saddr D ip daddr F tcp sport P  meta mark set ct mark  queue }
  *   }
  *
  * Prerouting priority -150: after conntrack (-200) so ct state and mark are
@@ -76,7 +89,8 @@
  * client dialled, which its knock covers: a port forward or a container's
  * published port on this host is protected by the port the client dials.
  * Loopback traffic passes prerouting too.  The client's SYN chain runs
- * before conntrack, so the daemon can create the flow's entry first.
+ * before conntrack, so the daemon can create the flow's entry first; so
+ * does the gateway's (prerouting_raw: a routed SYN never passes output).
  * input_closed runs at 10, after the usual filter chains: a port another
  * firewall drops is never answered by us; bypass, since without the daemon
  * the kernel's own answer is the right one.
@@ -84,7 +98,10 @@
  * Each hook the daemon queues from tells the roles apart (workers.c):
  * prerouting and postrouting are the server's, output the client's; input
  * carries the client's incoming user-path segments, which all have ACK or
- * RST, and input_closed's probes, which have neither.
+ * RST, and input_closed's probes, which have neither.  The gateway's are
+ * told apart too: at prerouting, a routed SYN carries the FWD code (the
+ * server's rules clear our bits before they queue); forward is the
+ * client's alone, both ways (client.c tells them apart by `from`).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -124,6 +141,8 @@ static const struct nftplan_chain_def chains[CH_MAX] = {
 	[CH_INPUT_CLOSED] = { "input_closed", "filter", NF_INET_LOCAL_IN, CLOSED_PRIORITY },
 	[CH_OUTPUT_RAW] = { "output_raw", "filter", NF_INET_LOCAL_OUT, RAW_PRIORITY },
 	[CH_OUTPUT] = { "output", "filter", NF_INET_LOCAL_OUT, USER_PRIORITY },
+	[CH_PREROUTING_RAW] = { "prerouting_raw", "filter", NF_INET_PRE_ROUTING, RAW_PRIORITY },
+	[CH_FORWARD_USER] = { "forward_user", "filter", NF_INET_FORWARD, USER_PRIORITY },
 };
 
 const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch)
@@ -202,6 +221,20 @@ static void plan_client(struct nftplan *p, enum nftplan_kind k, enum nftplan_cha
 				    .addr_is_src = src, .entry_line = e->line });
 }
 
+/* Gateway client role: one rule per `from` prefix of dst's family. */
+static void plan_gateway(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
+			 const struct conf_knock *e)
+{
+	for (size_t i = 0; i < e->nfrom && i < CONF_MAX_FROM; i++) {
+		if (e->from[i].family != e->dst.family)
+			continue;
+		plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e->port,
+					    .addr = &e->dst, .from = &e->from[i],
+					    .addr_is_src = k == RK_CLIENT_FWD_IN,
+					    .entry_line = e->line });
+	}
+}
+
 static void plan_entry(struct nftplan *p, const struct conf_protect *e, const struct prefix *a)
 {
 	if (hides(p, e))
@@ -247,6 +280,8 @@ int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
 	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++) {
 		plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, &c->knock[i], false);
 		plan_client(p, RK_CLIENT_IN, CH_INPUT, &c->knock[i], true);
+		plan_gateway(p, RK_CLIENT_FWD_OUT, CH_FORWARD_USER, &c->knock[i]);
+		plan_gateway(p, RK_CLIENT_FWD_IN, CH_FORWARD_USER, &c->knock[i]);
 	}
 	if (p->failed) {
 		nftplan_free(p);
@@ -343,9 +378,12 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 		const struct conf_knock *k = &c->knock[i];
 
 		plan_client(p, RK_CLIENT_SYN, CH_OUTPUT_RAW, k, false);
+		plan_gateway(p, RK_CLIENT_FWD_SYN, CH_PREROUTING_RAW, k);
 		if (c->translate == TRANSLATE_USER) {
 			plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, k, false);
 			plan_client(p, RK_CLIENT_IN, CH_INPUT, k, true);
+			plan_gateway(p, RK_CLIENT_FWD_OUT, CH_FORWARD_USER, k);
+			plan_gateway(p, RK_CLIENT_FWD_IN, CH_FORWARD_USER, k);
 		}
 	}
 	if (p->failed) {
@@ -427,8 +465,13 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 	}
 	if (r->local)
 		fputs("fib daddr type local ", f);
-	if (r->addr)
+	if (r->from) {
+		/* Gateway rules: the source first, whichever prefix it is. */
+		print_addr(f, r->addr_is_src ? r->addr : r->from, true);
+		print_addr(f, r->addr_is_src ? r->from : r->addr, false);
+	} else if (r->addr) {
 		print_addr(f, r->addr, r->addr_is_src);
+	}
 	fprintf(f, "tcp %s %u ", r->addr_is_src ? "sport" : "dport", r->port);
 	switch (r->kind) {
 	case RK_SYN_HIDE:
@@ -495,6 +538,20 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		print_queue(f, p, false);
 		break;
 	case RK_CLIENT_IN:
+		fputs("meta mark set ct mark counter ", f);
+		print_queue(f, p, false);
+		break;
+	case RK_CLIENT_FWD_SYN:
+		fprintf(f, "tcp flags & (syn | ack) == syn fib daddr type != local "
+			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
+			keep, m->fwd);
+		print_queue(f, p, false);
+		break;
+	case RK_CLIENT_FWD_OUT:
+		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);
+		print_queue(f, p, false);
+		break;
+	case RK_CLIENT_FWD_IN:
 		fputs("meta mark set ct mark counter ", f);
 		print_queue(f, p, false);
 		break;
@@ -574,6 +631,11 @@ static const char *kind_name(enum nftplan_kind k)
 	case RK_CLIENT_OUT:
 	case RK_CLIENT_IN:
 		return "client translation rule";
+	case RK_CLIENT_FWD_SYN:
+		return "gateway knock rule";
+	case RK_CLIENT_FWD_OUT:
+	case RK_CLIENT_FWD_IN:
+		return "gateway translation rule";
 	case RK_CT_KEEP:
 		return "conntrack keeper rule";
 	case RK_CLOSED_SKIP:

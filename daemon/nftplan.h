@@ -26,6 +26,8 @@ enum nftplan_chain {
 	CH_INPUT_CLOSED,	/* closed_ports "daemon" */
 	CH_OUTPUT_RAW,		/* the client's SYNs, before conntrack */
 	CH_OUTPUT,		/* the client's user path, outgoing */
+	CH_PREROUTING_RAW,	/* gateway client role: routed SYNs, before conntrack */
+	CH_FORWARD_USER,	/* ... user path: the routed flows' packets, both ways */
 	CH_MAX
 };
 
@@ -54,7 +56,10 @@ enum nftplan_kind {
 	RK_INTEG_REPLY,		/* the service's side of those flows: mark, queue */
 	RK_CLIENT_SYN,		/* this host's SYNs to a knock destination: queue */
 	RK_CLIENT_OUT,		/* user path: later outgoing packets of such flows */
-	RK_CLIENT_IN,		/* user path: their incoming packets */
+	RK_CLIENT_IN,		/* user path: their incoming packets (routed ones too) */
+	RK_CLIENT_FWD_SYN,	/* routed SYNs from a `from` prefix to a knock destination */
+	RK_CLIENT_FWD_OUT,	/* user path: later packets of those flows, going out */
+	RK_CLIENT_FWD_IN,	/* ... and their answers (addr is the source, from the destination) */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
 	RK_CLOSED_SKIP,		/* closed_ports "daemon": a protected port, the input chain's */
 	RK_CLOSED_SOCKET,	/* ... a socket answers (value = transparent) */
@@ -66,6 +71,7 @@ struct nftplan_rule {
 	enum nftplan_chain chain;
 	uint16_t port;
 	const struct prefix *addr;	/* NULL: any local address */
+	const struct prefix *from;	/* gateway rules: the LAN prefix (source going out) */
 	bool addr_is_src;		/* match addr as source (incoming client flows) */
 	bool local;			/* only to this host's own addresses (fib) */
 	bool forward;			/* a forward entry's: addr is a routed host */

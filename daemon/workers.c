@@ -49,13 +49,18 @@ static void drain(int fd)
  * rules queue at prerouting (and, for integrity flows, the service's
  * segments at postrouting, marked; closed_ports "daemon" at input:
  * server_wants), the client's at output (SYNs, and the user path's
- * outgoing packets) and input (the user path's incoming ones).
+ * outgoing packets) and input (the user path's incoming ones).  The
+ * gateway client role's routed SYNs come at prerouting too, with the FWD
+ * code, which no server rule leaves on a packet (client_wants_routed); its
+ * user path's segments come at forward, which is the client's alone.
  */
 static void on_packet(struct nfqueue *q, const struct nfqueue_packet *p, void *arg)
 {
 	struct worker *w = arg;
 
-	if (server_wants(&w->srv, p))
+	if (client_wants_routed(&w->cli, p))
+		client_packet(&w->cli, q, p);
+	else if (server_wants(&w->srv, p))
 		server_packet(&w->srv, q, p);
 	else
 		client_packet(&w->cli, q, p);

@@ -23,6 +23,13 @@
  * "G" get, "X" delete), checked with their arguments.  After the last step
  * every counter is compared with the scenario's list (those not listed must
  * be 0).
+ *
+ * A routed scenario is the gateway client role (`from`): its SYN comes at
+ * prerouting with the FWD code in its mark (the verdict must give the mark
+ * back without it), its later segments at forward, both ways; its source
+ * is a LAN address, and the conntrack entry must carry
+ * the source NAT the fake gwnat_source() gives when a private source goes
+ * to a public destination.
  */
 #include <errno.h>
 #include <arpa/inet.h>
@@ -38,6 +45,7 @@
 #include "client.h"
 #include "conf.h"
 #include "ctnl.h"
+#include "gwnat.h"
 #include "intent.h"
 #include "keys.h"
 #include "nfq.h"
@@ -71,7 +79,7 @@ struct event {
 	enum ev_kind kind;
 	uint32_t id;
 	enum nfqueue_verdict v;
-	bool has_pkt;
+	bool has_pkt, has_mark;	/* a new packet; a mark (verdict_mark or _pkt) */
 	uint32_t mark;
 	size_t len;
 	struct ct_flow f;
@@ -91,7 +99,7 @@ static size_t nevents;
 static uint8_t verdict_pkt[BUF_LEN];	/* the last packet given with a verdict */
 static unsigned fake_misuse;
 static struct fake_ct cts[MAX_CT];
-static int fake_create_ret, fake_recreate_ret, fake_get_ret;
+static int fake_create_ret, fake_recreate_ret, fake_get_ret, fake_gwnat_ret;
 static unsigned ncreates;
 static struct {
 	bool set;
@@ -131,12 +139,12 @@ void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v)
 	e->v = v;
 }
 
-/* The client role never marks without a packet: counted as misuse. */
+/* Only a routed SYN's verdict sets a mark without a packet (its own, without our code). */
 void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, uint32_t mark)
 {
-	(void)mark;
-	fake_misuse++;
 	nfqueue_verdict(q, id, v);
+	events[nevents - 1].has_mark = true;
+	events[nevents - 1].mark = mark;
 }
 
 void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
@@ -148,6 +156,7 @@ void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
 	e->id = id;
 	e->v = v;
 	e->has_pkt = true;
+	e->has_mark = true;
 	e->mark = mark;
 	e->len = len;
 	if (len <= sizeof(verdict_pkt))
@@ -244,6 +253,19 @@ int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct p
 	return 1;
 }
 
+static const uint8_t router4[4] = { 203, 0, 113, 1 };
+static const uint8_t router6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 1 };
+
+/* This host's address toward dst: the router's, or the injected error. */
+int gwnat_source(int family, const uint8_t *dst, uint8_t *ret)
+{
+	(void)dst;
+	if (fake_gwnat_ret)
+		return fake_gwnat_ret;
+	memcpy(ret, family == AF_INET ? router4 : router6, family == AF_INET ? 4 : 16);
+	return 0;
+}
+
 /* One announced payload; taken once, for its own key only. */
 int intent_take(struct intent_table *it, int family, uint16_t sport, const uint8_t *dst,
 		uint16_t dport, uint8_t *payload, size_t payload_size, size_t *ret_len,
@@ -277,6 +299,8 @@ enum entry_id {
 	E_NATIVE6,	/* 2001:db8::1 port 22, native */
 	E_INTEG4,	/* 192.0.2.1 port 2222, knock, integrity 16 */
 	E_INTEG6,	/* 2001:db8::/64 port 8443, native, integrity 64 */
+	E_GW4,		/* 192.0.2.0/24 port 22, native, from 10.0.0.0/24 198.51.100.0/24 fd00::/64 */
+	E_GW6,		/* 2001:db8::/64 port 22, knock, from 10.0.0.0/24 fd00::/64 2001:db8:1::/64 */
 	NENTRIES
 };
 
@@ -287,6 +311,7 @@ static const struct entry_spec {
 	int key;
 	uint16_t integrity_len;
 	uint32_t window;
+	const char *from[3];
 } entries[NENTRIES] = {
 	[E_KNOCK4] = { .dst = "192.0.2.1", .port = 22, .mode = KG_MODE_KNOCK, .key = KEY_LEGACY },
 	[E_NATIVE6] = { .dst = "2001:db8::1", .port = 22, .mode = KG_MODE_NATIVE,
@@ -295,6 +320,11 @@ static const struct entry_spec {
 		       .integrity_len = 16 },
 	[E_INTEG6] = { .dst = "2001:db8::/64", .port = 8443, .mode = KG_MODE_NATIVE,
 		       .key = KEY_NATIVE, .integrity_len = 64, .window = 30 },
+	/* Wider than E_KNOCK4 and E_NATIVE6: a routed SYN takes them all the same. */
+	[E_GW4] = { .dst = "192.0.2.0/24", .port = 22, .mode = KG_MODE_NATIVE, .key = KEY_NATIVE,
+		    .window = 30, .from = { "10.0.0.0/24", "198.51.100.0/24", "fd00::/64" } },
+	[E_GW6] = { .dst = "2001:db8::/64", .port = 22, .mode = KG_MODE_KNOCK, .key = KEY_LEGACY,
+		    .from = { "10.0.0.0/24", "fd00::/64", "2001:db8:1::/64" } },
 };
 
 static int setup_conf(void)
@@ -328,6 +358,9 @@ static int setup_conf(void)
 		k->key = es->key;
 		k->integrity_len = es->integrity_len;
 		k->window = es->window;
+		for (size_t f = 0; f < 3 && es->from[f]; f++)
+			if (prefix_parse(es->from[f], &k->from[k->nfrom++]) < 0)
+				return -1;
 	}
 	conf.nknock = NENTRIES;
 	return 0;
@@ -341,6 +374,8 @@ enum who {
 	OTHER_SPORT = 1,	/* SPORT + 1: another connection */
 	OTHER_DST = 2,		/* an address no entry covers */
 	OTHER_PORT = 4,		/* port 9999 */
+	FROM_NONE = 8,		/* routed: a source no `from` holds (10.1.0.7, fd01::7) */
+	FROM_PUBLIC = 16,	/* routed: a public source in `from` (the client's address) */
 };
 enum intent_kind { INTENT_NONE, INTENT_OK, INTENT_SHORT, INTENT_OTHER_PORT, INTENT_ERR };
 enum stale_kind {
@@ -381,6 +416,8 @@ struct scenario {
 	const char *name;
 	enum entry_id entry;
 	bool user;			/* translate = "user" */
+	bool routed;			/* gateway client role: a flow this host routes */
+	int gwnat_ret;			/* gwnat_source() fails with it */
 	enum intent_kind intent;
 	enum stale_kind stale;
 	int create_ret, recreate_ret, get_ret;
@@ -535,6 +572,36 @@ static const struct scenario scenarios[] = {
 	{ "pins last until their time", E_KNOCK4,
 	  .s = { SYN('A', "C"), TICK(PIN_SECONDS - 1), SYN('A', "CG", .retx = true) },
 	  .cnt = { C(knocked, 1), C(retransmits, 1) } },
+	/* 51-62: gateway client role, routed flows (`from`) */
+	{ "routed v4, kernel: the from entry's knock, NAT'ed", E_GW4, .routed = true,
+	  .s = { SYN('A', "C") }, .cnt = { C(knocked, 1) } },
+	{ "routed v6, kernel: the from entry's knock, NAT'ed", E_GW6, .routed = true,
+	  .s = { SYN('A', "C", .odd = true) }, .cnt = { C(knocked, 1) } },
+	{ "routed v4, user: SYN rewritten, data out at forward, ack and SACK in", E_GW4,
+	  .user = true, .routed = true,
+	  .s = { SYN('P', "C"), OUT('P', .seq = 1, .len = 100), IN('P', .ack = 101, .nsack = 2) },
+	  .cnt = { C(knocked, 1), C(translated_out, 1), C(translated_in, 1) } },
+	{ "routed v6, user, odd offsets both ways", E_GW6, .user = true, .routed = true,
+	  .s = { SYN('P', "C", .odd = true), OUT('P', .seq = 1, .len = 33, .odd = true),
+		 IN('P', .ack = 34, .nsack = 3, .odd = true) },
+	  .cnt = { C(knocked, 1), C(translated_out, 1), C(translated_in, 1) } },
+	{ "routed v4, source in no from: untouched, our code cleared", E_GW4, .routed = true,
+	  .s = { SYN('A', "", .who = FROM_NONE) }, .cnt = { C(no_entry, 1) } },
+	{ "routed v6, source in no from (user path too)", E_GW6, .user = true, .routed = true,
+	  .s = { SYN('A', "", .who = FROM_NONE) }, .cnt = { C(no_entry, 1) } },
+	{ "routed, public source: knocked, not NAT'ed", E_GW4, .routed = true,
+	  .s = { SYN('A', "C", .who = FROM_PUBLIC) }, .cnt = { C(knocked, 1) } },
+	{ "routed v6, public source, user path: not NAT'ed", E_GW6, .user = true, .routed = true,
+	  .s = { SYN('P', "C", .who = FROM_PUBLIC) }, .cnt = { C(knocked, 1) } },
+	{ "routed, no address to NAT to: dropped", E_GW6, .routed = true,
+	  .gwnat_ret = -ENETUNREACH, .s = { SYN('D', "") }, .cnt = { C(ct_errors, 1) } },
+	{ "routed retransmission with a new TSval: pinned", E_GW4, .routed = true,
+	  .s = { SYN('A', "C"), SYN('P', "CG", .tsval = 40, .retx = true) },
+	  .cnt = { C(knocked, 1), C(retransmits, 1) } },
+	{ "routed, another port: untouched", E_GW4, .routed = true,
+	  .s = { SYN('A', "", .who = OTHER_PORT) }, .cnt = { C(no_entry, 1) } },
+	{ "a SYN at prerouting without our code is no knock", E_GW4, .routed = true,
+	  .s = { SYN('A', "", .nomark = true) } },
 };
 
 /* ------------------------------------------------------------------ */
@@ -545,6 +612,8 @@ static const uint8_t server4[4] = { 192, 0, 2, 1 };
 static const uint8_t client6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 7 };
 static const uint8_t server6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
 static const uint8_t other6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 2, [15] = 1 };
+static const uint8_t lan4[4] = { 10, 0, 0, 7 }, nolan4[4] = { 10, 1, 0, 7 };
+static const uint8_t lan6[16] = { 0xfd, 0, [15] = 7 }, nolan6[16] = { 0xfd, 1, [15] = 7 };
 
 struct run {
 	const struct scenario *sc;
@@ -561,6 +630,16 @@ struct run {
 static const uint8_t *client_addr(int family)
 {
 	return family == AF_INET ? client4 : client6;
+}
+
+/* The flow's source: this host, or (routed) a LAN host. */
+static const uint8_t *src_of(const struct scenario *sc, int family, unsigned who)
+{
+	if (!sc->routed || (who & FROM_PUBLIC))
+		return client_addr(family);
+	if (who & FROM_NONE)
+		return family == AF_INET ? nolan4 : nolan6;
+	return family == AF_INET ? lan4 : lan6;
 }
 
 static const uint8_t *dst_of(int family, unsigned who)
@@ -613,7 +692,7 @@ static size_t build(uint8_t *buf, const struct run *r, const struct pk *k)
 	uint8_t opt[40];
 	uint32_t blocks[4][2];
 	size_t n = 0;
-	const uint8_t *a = client_addr(r->family), *b = dst_of(r->family, k->who);
+	const uint8_t *a = src_of(r->sc, r->family, k->who), *b = dst_of(r->family, k->who);
 	uint16_t sport = (uint16_t)(SPORT + (k->who & OTHER_SPORT ? 1 : 0));
 	uint16_t dport = dport_of(r->sc, k->who);
 
@@ -668,7 +747,7 @@ static void check_ct(struct run *r, unsigned step, size_t from, const struct ste
 			w++;
 		CHECK(e->f.family == r->family && e->f.sport == SPORT + (st->who & OTHER_SPORT) &&
 			      e->f.dport == dport_of(r->sc, st->who) &&
-			      memcmp(e->f.src, client_addr(r->family), alen) == 0 &&
+			      memcmp(e->f.src, src_of(r->sc, r->family, st->who), alen) == 0 &&
 			      memcmp(e->f.dst, dst_of(r->family, st->who), alen) == 0,
 		      "scenario %u step %u: conntrack tuple", r->no, step);
 		if (code != 'C')
@@ -682,6 +761,14 @@ static void check_ct(struct run *r, unsigned step, size_t from, const struct ste
 		CHECK_EQ_U(e->delta, delta, "scenario %u step %u: delta", r->no, step);
 		CHECK_EQ_U(e->mark, user ? delta : 0, "scenario %u step %u: mark", r->no, step);
 		CHECK_EQ_U(e->timeout, CT_TIMEOUT, "scenario %u step %u: timeout", r->no, step);
+		/* A routed flow from a private source leaves with the router's address. */
+		bool snat = r->sc->routed && !(st->who & FROM_PUBLIC);
+		CHECK(e->f.snat == snat, "scenario %u step %u: source NAT %d, want %d", r->no, step,
+		      e->f.snat, snat);
+		if (snat)
+			CHECK(memcmp(e->f.snat_addr, r->family == AF_INET ? router4 : router6,
+				     alen) == 0,
+			      "scenario %u step %u: NAT'ed to the router's address", r->no, step);
 	}
 	CHECK(want[w] == 0, "scenario %u step %u: conntrack calls %s, only %zu made", r->no, step,
 	      want, w);
@@ -762,8 +849,17 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 		.mark = st->nomark ? 0 : delta, .skbinfo = st->notready ? NFQA_SKB_CSUMNOTREADY : 0,
 		.data = buf, .caplen = caplen, .wirelen = wirelen,
 	};
-	if (st->k == K_SYN)
-		p.mark = 0xabc00000;	/* the packet's own mark goes on with it */
+	/* The mark the verdict must leave: a routed SYN's loses our code. */
+	uint32_t want_mark = 0;
+	if (st->k == K_SYN && !st->nomark)
+		p.mark = want_mark = 0xabc00000;	/* the packet's own mark goes on with it */
+	if (sc->routed) {
+		p.hook = st->k == K_SYN ? NF_INET_PRE_ROUTING : NF_INET_FORWARD;
+		if (st->k == K_SYN && !st->nomark) {
+			want_mark = kgw_mark_own(&conf.marks, p.mark);
+			p.mark = want_mark | conf.marks.fwd;
+		}
+	}
 	client_packet(&r->c, FAKE_Q, &p);
 
 	/* The packet the verdict should carry. */
@@ -802,13 +898,18 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 				CHECK(e->v == NFQUEUE_DROP && !e->has_pkt,
 				      "scenario %u step %u: dropped", r->no, step);
 			} else if (st->want == 'A') {
+				bool marked = sc->routed && st->k == K_SYN && !st->nomark;
+
 				CHECK(e->v == NFQUEUE_ACCEPT && !e->has_pkt,
 				      "scenario %u step %u: accepted unchanged", r->no, step);
+				CHECK(e->has_mark == marked && (!marked || e->mark == want_mark),
+				      "scenario %u step %u: mark given back %d 0x%08x, want %d 0x%08x",
+				      r->no, step, e->has_mark, e->mark, marked, want_mark);
 			} else {
 				CHECK(e->v == NFQUEUE_ACCEPT && e->has_pkt,
 				      "scenario %u step %u: accepted with a new packet", r->no, step);
 				CHECK_EQ_U(e->len, wlen, "scenario %u step %u: length", r->no, step);
-				CHECK_EQ_U(e->mark, st->k == K_SYN ? p.mark : 0,
+				CHECK_EQ_U(e->mark, st->k == K_SYN ? want_mark : 0,
 					   "scenario %u step %u: mark", r->no, step);
 				if (e->has_pkt && e->len == wlen)
 					CHECK(memcmp(verdict_pkt, want, wlen) == 0,
@@ -851,7 +952,7 @@ static void seed_stale(struct run *r)
 
 	if (sc->stale == STALE_NONE)
 		return;
-	memcpy(f.src, client_addr(r->family), r->family == AF_INET ? 4 : 16);
+	memcpy(f.src, src_of(sc, r->family, 0), r->family == AF_INET ? 4 : 16);
 	memcpy(f.dst, dst_of(r->family, 0), r->family == AF_INET ? 4 : 16);
 	if (sc->stale == STALE_OTHER)
 		ci = sc->user ? (struct ct_info){ .mark = delta + 1 }
@@ -898,6 +999,7 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	fake_create_ret = sc->create_ret;
 	fake_recreate_ret = sc->recreate_ret ? sc->recreate_ret : sc->create_ret;
 	fake_get_ret = sc->get_ret;
+	fake_gwnat_ret = sc->gwnat_ret;
 	conf.translate = sc->user ? TRANSLATE_USER : TRANSLATE_KERNEL;
 	if (sc->max_flows)
 		conf.max_flows = sc->max_flows;
@@ -935,6 +1037,41 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	conf.max_flows = saved_flows;
 }
 
+/* The dispatch (workers.c): only prerouting with the FWD code is a routed SYN. */
+static void test_wants_routed(void)
+{
+	static const struct {
+		uint8_t hook;
+		uint32_t mark;
+		bool want;
+	} rows[] = {
+		{ NF_INET_PRE_ROUTING, 0, false },			/* the server's */
+		{ NF_INET_PRE_ROUTING, 0x80000000, false },
+		{ NF_INET_FORWARD, 0, false },
+		{ NF_INET_LOCAL_OUT, 0, false },
+	};
+	static struct client c;
+	const struct kgw_marks *m = &conf.marks;
+
+	if (client_init(&c, &conf, FAKE_CT, FAKE_RS, FAKE_IT) < 0) {
+		CHECK(0, "wants_routed: init");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct nfqueue_packet p = { .hook = rows[i].hook, .mark = rows[i].mark };
+
+		CHECK(client_wants_routed(&c, &p) == rows[i].want, "wants_routed row %zu", i + 1);
+		/* With FWD in our bits: routed at prerouting only; other bits kept. */
+		p.mark = kgw_mark_own(m, rows[i].mark) | m->fwd;
+		CHECK(client_wants_routed(&c, &p) == (rows[i].hook == NF_INET_PRE_ROUTING),
+		      "wants_routed row %zu with FWD", i + 1);
+		/* Any other code of ours is not. */
+		p.mark = kgw_mark_own(m, rows[i].mark) | m->accepted;
+		CHECK(!client_wants_routed(&c, &p), "wants_routed row %zu with ACCEPTED", i + 1);
+	}
+	client_free(&c);
+}
+
 int main(void)
 {
 	if (sodium_init() < 0 || setup_conf() < 0) {
@@ -946,6 +1083,7 @@ int main(void)
 	CHECK(strcmp(client_counter_name(CC_MAX), "unknown") == 0, "counter name out of range");
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		run_scenario((unsigned)i + 1, &scenarios[i]);
+	test_wants_routed();
 	conf_free(&conf);
 	return unit_done("client");
 }

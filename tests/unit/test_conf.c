@@ -443,6 +443,36 @@ static void nkeys_big(struct conf *c)
 	many_keys(c, CONF_MAX_KEYS + 1);
 }
 
+/* Gateway client role: `from` in the knock entry, at line 32. */
+static void from_ok(struct conf *c)
+{
+	c->knock[0].nfrom = 2;
+	c->knock[0].lines[EL_FROM] = 32;
+	prefix_parse("10.0.0.0/24", &c->knock[0].from[0]);
+	prefix_parse("fd00::/64", &c->knock[0].from[1]);
+}
+static void from_integrity(struct conf *c)
+{
+	from_ok(c);
+	c->knock[0].integrity_len = 16;
+}
+static void from_integrity_noline(struct conf *c)
+{
+	from_integrity(c);
+	c->knock[0].lines[EL_FROM] = 0;
+}
+static void from_other_family(struct conf *c)
+{
+	from_ok(c);
+	c->knock[0].nfrom = 1;
+	c->knock[0].from[0] = c->knock[0].from[1];
+}
+static void from_17(struct conf *c)
+{
+	from_ok(c);
+	c->knock[0].nfrom = CONF_MAX_FROM + 1;
+}
+
 /*
  * Every single setting is the loader's (load_rows below); these are the
  * checks across settings and the bounds of a struct built by hand.
@@ -506,6 +536,11 @@ static const struct validate_row {
 	{ 51, public_dup_v6, 1, "t.conf:24: public destination 2001:db8::1 port 22 is listed twice (first at line 23)" },
 	{ 52, public_dup_noline, 1, "t.conf:20: public destination 2001:db8::1 port 22 is listed twice (first at line 23)" },
 	{ 53, public_distinct, 0, NULL },
+	{ 101, from_ok, 0, NULL },
+	{ 102, from_integrity, 1, "t.conf:32: from needs integrity_len 0: the hosts a gateway knocks for cannot give it their first bytes" },
+	{ 103, from_other_family, 1, "t.conf:32: from has no IPv4 prefix, and dst is IPv4: the entry would knock for no routed host" },
+	{ 104, from_17, 1, "t.conf:30: 17 from prefixes in a knock entry; at most 16" },
+	{ 105, from_integrity_noline, 1, "t.conf:30: from needs integrity_len 0: the hosts a gateway knocks for cannot give it their first bytes" },
 };
 
 /*
@@ -680,6 +715,18 @@ static const struct load_row {
 	{ 79, KEYS PROTECT("public = [\n \"198.51.100.1\",\n \"198.51.100.1:22\" ];"), 1, "t.conf:4: public destination 198.51.100.1 port 22 is listed twice (first at line 3)" },
 	{ 80, KEYS PROTECT("public = \"198.51.100.1\";"), 1, "t.conf:2: \"protect.public\" must be an array of strings" },
 	{ 81, KEYS PROTECT("public = [ \"x\", \"198.51.100.1:0\" ];"), 2, "t.conf:2: public \"x\" is not an IP address, \"IPv4:port\" or \"[IPv6]:port\"" },
+	/* Gateway client role: from in a knock entry. */
+	{ 101, KEYS KNOCK("from = [ \"10.0.0.0/24\", \"fd00::/64\" ];"), 0, NULL },
+	{ 102, KEYS KNOCK("from = [ \"10.0.0.0/33\" ];"), 1, "t.conf:2: from \"10.0.0.0/33\" has a prefix length out of range 0..32" },
+	{ 103, KEYS KNOCK("from = [ \"10.0.0.x\" ];"), 1, "t.conf:2: from \"10.0.0.x\" is not an IPv4 or IPv6 address" },
+	{ 104, KEYS KNOCK("from = [ " ADDR17 " ];"), 1, "t.conf:2: knock entry has 17 from prefixes; at most 16" },
+	{ 105, KEYS KNOCK("from = [ \"10.0.0.0/24\", \"10.0.0.7\" ];"), 1, "t.conf:2: from \"10.0.0.7\" overlaps from \"10.0.0.0/24\" of the same entry" },
+	{ 106, KEYS KNOCK("from = \"10.0.0.0/24\";"), 1, "t.conf:2: \"knock.from\" must be an array of strings" },
+	{ 107, KEYS KNOCK("integrity_len = 8; from = [ \"10.0.0.0/24\" ];"), 1, "t.conf:2: from needs integrity_len 0: the hosts a gateway knocks for cannot give it their first bytes" },
+	{ 108, KEYS KNOCK("from = [ \"fd00::/64\" ];"), 1, "t.conf:2: from has no IPv4 prefix, and dst is IPv4: the entry would knock for no routed host" },
+	{ 109, KEYS "knock = ( { dst = \"192.0.2.1\"; port = 22; mode = \"native\"; key = \"k\";\n from = [ \"10.0.0.0/24\",\n \"10.0.0.0/25\" ]; } );", 1, "t.conf:4: from \"10.0.0.0/25\" overlaps from \"10.0.0.0/24\" of the same entry" },
+	{ 110, KEYS KNOCK("from = [ \"10.0.0.0/24\", \"10.0.0.0/24\" ];"), 1, "t.conf:2: from \"10.0.0.0/24\" overlaps from \"10.0.0.0/24\" of the same entry" },
+	{ 111, KEYS KNOCK("from = [ ];"), 0, NULL },
 };
 
 static void test_load(void)

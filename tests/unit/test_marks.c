@@ -41,6 +41,9 @@ int main(void)
 		CHECK_EQ_U(m.noconn, r->noconn, "row %zu: noconn", i + 1);
 		CHECK_EQ_U(m.accepted, r->accepted, "row %zu: accepted", i + 1);
 		CHECK_EQ_U(m.newsyn, r->newsyn, "row %zu: newsyn", i + 1);
+		/* Code 7, the gateway client's routed SYN: within the mask, like the others. */
+		CHECK_EQ_U(m.fwd, r->noconn + 3 * r->integ, "row %zu: fwd", i + 1);
+		CHECK_EQ_U(kgw_mark_code(&m, m.fwd | ~m.mask), m.fwd, "row %zu: fwd code", i + 1);
 		CHECK_EQ_U(m.ct_integ, r->ct_bit, "row %zu: ct bit", i + 1);
 		CHECK_EQ_U(kgw_mark_own(&m, 0xffffffffu) | m.mask, 0xffffffffu, "row %zu: own", i + 1);
 		CHECK_EQ_U(kgw_mark_code(&m, m.noconn | ~m.mask), m.noconn, "row %zu: code", i + 1);
