@@ -1,7 +1,7 @@
 /*
  * nftplan.h - the daemon's ruleset as a plan: plain rule descriptions made
  * from the configuration, rendered twice from that one plan, as nft syntax
- * for `knockgw print-rules` (nftrules_print, in nftplan.c) and as libnftnl
+ * for `knockgw print-rules` (nftrules_print, in nftprint.c) and as libnftnl
  * messages for the kernel (nftexpr.h), so the two cannot drift apart.
  *
  * Pure: no I/O but the FILE print writes to, no libnftnl.  Part of the
