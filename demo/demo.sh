@@ -1,12 +1,16 @@
 #!/bin/sh
-# make demo: knockgw live, in two network namespaces it makes and removes.
+# make demo: knockgw live, in network namespaces it makes and removes.
 #
 #   client ns 192.0.2.1 / 2001:db8::1  ----veth----  server ns 192.0.2.2 / 2001:db8::2
 #   ssh, nmap, knock-connect,                        an unmodified OpenSSH sshd,
 #   knockgw (client role)                            knockgw (server role)
+#                                                    198.51.100.2
+#   LAN host ns 10.0.0.2 ---- router ns 10.0.0.1 | 198.51.100.1 --+
+#   plain ssh, nothing else   knockgw knocking for the LAN (from),
+#                             masquerade
 #
-# Nothing outside the two namespaces is touched; everything is removed at
-# the end, also on Ctrl-C or failure.
+# Nothing outside the namespaces is touched; everything is removed at the
+# end, also on Ctrl-C or failure.
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/tests/netns/lib.sh"
 set +e
@@ -109,6 +113,58 @@ say "What the server daemon counted (knockgw status)"
 show "knockgw status"
 in_s "$KNOCKGW" status -c "$TMP/server.conf" | sed -n '1,2p;/^port/p'
 
-say "Done: stopping the daemons and removing the namespaces"
-kill "$CLI_PID" "$SRV"
+say "A router knocks for a LAN host that runs nothing (a phone, a Windows box)"
+NS_R=$PFX-3
+NS_L=$PFX-4
+in_r() { ip netns exec "$NS_R" "$@"; }
+in_l() { ip netns exec "$NS_L" "$@"; }
+ip netns add "$NS_R"
+ip netns add "$NS_L"
+ip link add lr netns "$NS_L" type veth peer name rl netns "$NS_R"
+ip link add rs netns "$NS_R" type veth peer name sr netns "$NS_S"
+in_l ip addr add 10.0.0.2/24 dev lr
+in_r ip addr add 10.0.0.1/24 dev rl
+in_r ip addr add 198.51.100.1/24 dev rs
+in_s ip addr add 198.51.100.2/24 dev sr
+for l in "$NS_L lr" "$NS_R rl" "$NS_R rs" "$NS_S sr"; do
+	set -- $l
+	ip -n "$1" link set lo up
+	ip -n "$1" link set "$2" up
+done
+in_l ip route add default via 10.0.0.1
+in_r sysctl -qw net.ipv4.ip_forward=1
+in_r nft add table inet lan
+in_r nft add chain inet lan post '{ type nat hook postrouting priority srcnat; }'
+in_r nft add rule inet lan post ip saddr 10.0.0.0/24 oifname rs masquerade
+wait_for 5 in_l ping -c1 -W1 198.51.100.2
+echo "The LAN host 10.0.0.2 reaches the server's 198.51.100.2 through the router."
+show "ssh root@198.51.100.2    (from the LAN host, nothing knocks yet)"
+in_l $SSH root@198.51.100.2 true 2>&1 | grep -v '^debug1:'
+cat >"$TMP/router.conf" <<EOC
+control_socket = "$TMP/router.sock";
+keys = ( { name = "alice"; file = "$K"; } );
+knock = ( { dst = "198.51.100.2"; port = 22; mode = "native"; key = "alice";
+	    from = [ "10.0.0.0/24" ]; } );
+EOC
+echo "The router's knockgw.conf:"
+sed 's/^/    /' "$TMP/router.conf"
+start_knockgw "$NS_R" "$TMP/router.conf"
+RTR=$KGW_PID
+show "ssh root@198.51.100.2    (from the LAN host again, unmodified)"
+in_l $SSH root@198.51.100.2 'echo "logged in from the LAN host, knocked by the router"' 2>&1 |
+	grep -v '^debug1:'
+
+say "The daemon's own life never shows sshd (on_stop = \"hide\", the default)"
+show "kill -TERM <server knockgw>    (systemctl stop knockgw)"
+kill "$SRV"
 wait_for 5 sh -c "! kill -0 $SRV"
+echo "Its table stays; the kernel alone answers every SYN like a closed port:"
+for scan in sS sA; do
+	run_c nmap -Pn -n -$scan -p 22,23 $S4 | grep tcp
+done
+show "knockgw flush    (removes the table by hand)"
+in_s "$KNOCKGW" flush -c "$TMP/server.conf"
+
+say "Done: stopping the daemons and removing the namespaces"
+kill "$CLI_PID" "$RTR"
+wait_for 5 sh -c "! kill -0 $RTR"
