@@ -435,6 +435,19 @@ static int start(struct knockgw *kg)
 		 kg->queue_kind == NFT_QUEUE_NATIVE ? "native nft" : "xtables NFQUEUE (nft compat)");
 	if (tablelife_refuse_port_ok(kg->conf) < 0)
 		return -EADDRINUSE;
+	/*
+	 * The table before the queues: until they are bound its knock rules'
+	 * bypass refuses every SYN through the kernel, and whatever table it
+	 * replaces (one a killed daemon left) has nothing waiting in a queue,
+	 * which replacing a table's hooks would drop.
+	 */
+	if (kg->conf->rules_manage) {
+		if (nftrules_install(kg->conf, kg->queue_kind, err, sizeof(err)) < 0) {
+			log_warnx("cannot install table inet %s: %s", kg->conf->table, err);
+			return -EIO;
+		}
+		kg->table_installed = true;
+	}
 	if (replay_init(&kg->replay, kg->conf->max_replay) < 0) {
 		log_warnx("cannot allocate the replay table");
 		return -ENOMEM;
@@ -466,17 +479,7 @@ static int start(struct knockgw *kg)
 			 "(no CAP_SETPCAP to remove them), out of reach under no_new_privs", kept);
 	else
 		log_info("capabilities: CAP_NET_ADMIN only, the bounding set too");
-	r = workers_start(&kg->workers);
-	if (r < 0)
-		return r;
-	if (kg->conf->rules_manage) {
-		if (nftrules_install(kg->conf, kg->queue_kind, err, sizeof(err)) < 0) {
-			log_warnx("cannot install table inet %s: %s", kg->conf->table, err);
-			return -EIO;
-		}
-		kg->table_installed = true;
-	}
-	return 0;
+	return workers_start(&kg->workers);
 }
 
 int daemon_run(struct knockgw *kg)

@@ -37,6 +37,7 @@ enum {
 	VERDICT_MSG_BYTES = 128,	/* one verdict without a packet */
 	PKT_REF_MIN = 4096,		/* from this size a packet verdict is not copied */
 	CFG_BUF_BYTES = 8192,		/* one config message and its ACK */
+	EARLY_MAX = 1024,		/* packets remembered during the setup exchange */
 };
 
 struct pending {
@@ -60,10 +61,36 @@ struct nfqueue {
 	uint32_t last_id;		/* of the latest verdict added */
 	bool unordered;			/* verdicts added out of id order since the flush */
 	size_t held;
+	uint32_t early[EARLY_MAX];	/* ids of packets read by the setup exchange */
+	size_t nearly, early_lost;
 	uint8_t *txbuf;			/* verdict messages built, not yet sent */
 	size_t txoff;
 	struct nfqueue_stats st;
 };
+
+/*
+ * A packet queued while the socket was being set up (our rules may be in
+ * place already: a restart over the table a killed daemon left) is read by
+ * the configuration exchange, which has no use for it: its id is kept, and
+ * it goes round our chain again once the queue is set up (NF_REPEAT).
+ */
+static int early_packet(const struct nlmsghdr *nlh, void *data)
+{
+	struct nfqueue *q = data;
+	struct nlattr *attr[NFQA_MAX + 1] = { 0 };
+	const struct nfqnl_msg_packet_hdr *ph;
+
+	if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_QUEUE ||
+	    NFNL_MSG_TYPE(nlh->nlmsg_type) != NFQNL_MSG_PACKET || nfq_nlmsg_parse(nlh, attr) < 0 ||
+	    !attr[NFQA_PACKET_HDR] || mnl_attr_get_payload_len(attr[NFQA_PACKET_HDR]) < sizeof(*ph))
+		return MNL_CB_OK;
+	ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
+	if (q->nearly < EARLY_MAX)
+		q->early[q->nearly++] = ntohl(ph->packet_id);
+	else
+		q->early_lost++;
+	return MNL_CB_OK;
+}
 
 /* A config command, answered by its acknowledgement. */
 static int cfg_talk(struct nfqueue *q, struct nlmsghdr *nlh)
@@ -79,6 +106,7 @@ static int configure(struct nfqueue *q, uint32_t copy_range, uint32_t maxlen, un
 	uint32_t f = 0;
 	int r;
 
+	nl_set_other(q->nl, early_packet, q);
 	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
 	nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_BIND);
 	r = cfg_talk(q, nlh);
@@ -104,11 +132,21 @@ static int configure(struct nfqueue *q, uint32_t copy_range, uint32_t maxlen, un
 	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(f));
 	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO));
 	r = cfg_talk(q, nlh);
+	nl_set_other(q->nl, NULL, NULL);
 	if (r < 0) {
 		errno = -r;
 		log_warn("cannot configure NFQUEUE %u", q->num);
+		return r;
 	}
-	return r;
+	for (size_t i = 0; i < q->nearly; i++)
+		nfqueue_verdict(q, q->early[i], NFQUEUE_REPEAT);
+	if (q->nearly > 0 && nfqueue_flush(q) < 0)
+		log_warn("NFQUEUE %u: cannot send packets that came during setup round again",
+			 q->num);
+	if (q->nearly > 0 || q->early_lost > 0)
+		log_info("NFQUEUE %u: %zu packet(s) queued during setup sent round again, "
+			 "%zu lost", q->num, q->nearly, q->early_lost);
+	return 0;
 }
 
 static void set_sockopts(struct nfqueue *q)
@@ -416,6 +454,13 @@ static void handle_msg(struct nfqueue *q, const struct nlmsghdr *nlh, nfqueue_ha
 	if (attr[NFQA_PAYLOAD]) {
 		p.data = mnl_attr_get_payload(attr[NFQA_PAYLOAD]);
 		p.caplen = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
+	} else {
+		/*
+		 * Queued before the copy mode was set (between the bind and
+		 * the parameters of the setup): round again, now copied.
+		 */
+		nfqueue_verdict(q, p.id, NFQUEUE_REPEAT);
+		return;
 	}
 	p.wirelen = attr[NFQA_CAP_LEN] ? ntohl(mnl_attr_get_u32(attr[NFQA_CAP_LEN])) : p.caplen;
 	q->st.received++;

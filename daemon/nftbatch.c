@@ -110,6 +110,13 @@ void nftbatch_table(struct nftbatch *bt, const char *name, uint16_t type, uint16
 	batch_update(bt);
 }
 
+/*
+ * NFT_MSG_DESTROYCHAIN (Linux 6.3): the build's headers may predate it;
+ * its number is fixed by the kernel's ABI.  An older kernel refuses the
+ * message, and with it the batch (nftrules.c then replaces the table).
+ */
+enum { KGW_NFT_MSG_DESTROYCHAIN = 27 };
+
 void nftbatch_chain(struct nftbatch *bt, const char *table, enum nftplan_chain ch)
 {
 	const struct nftplan_chain_def *d = nftplan_chain_def(ch);
@@ -130,6 +137,51 @@ void nftbatch_chain(struct nftbatch *bt, const char *table, enum nftplan_chain c
 	nftnl_chain_nlmsg_build_payload(batch_msg(bt, NFT_MSG_NEWCHAIN, NLM_F_CREATE, what), c);
 	nftnl_chain_free(c);
 	batch_update(bt);
+}
+
+/* A message about chain ch alone: type and flags. */
+static void chain_only(struct nftbatch *bt, const char *table, enum nftplan_chain ch, uint16_t type,
+		       const char *verb)
+{
+	const struct nftplan_chain_def *d = nftplan_chain_def(ch);
+	char what[NL_WHAT_LEN];
+
+	snprintf(what, sizeof(what), "%s %s", verb, d->name);
+	if (type == NFT_MSG_DELRULE) {
+		struct nftnl_rule *r = nftnl_rule_alloc();
+
+		if (!r) {
+			bt->failed = -ENOMEM;
+			return;
+		}
+		nftnl_rule_set_str(r, NFTNL_RULE_TABLE, table);
+		nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, d->name);
+		nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+		nftnl_rule_nlmsg_build_payload(batch_msg(bt, type, 0, what), r);
+		nftnl_rule_free(r);
+	} else {
+		struct nftnl_chain *c = nftnl_chain_alloc();
+
+		if (!c) {
+			bt->failed = -ENOMEM;
+			return;
+		}
+		nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, table);
+		nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, d->name);
+		nftnl_chain_nlmsg_build_payload(batch_msg(bt, type, 0, what), c);
+		nftnl_chain_free(c);
+	}
+	batch_update(bt);
+}
+
+void nftbatch_flush_chain(struct nftbatch *bt, const char *table, enum nftplan_chain ch)
+{
+	chain_only(bt, table, ch, NFT_MSG_DELRULE, "flush chain");
+}
+
+void nftbatch_destroy_chain(struct nftbatch *bt, const char *table, enum nftplan_chain ch)
+{
+	chain_only(bt, table, ch, KGW_NFT_MSG_DESTROYCHAIN, "destroy chain");
 }
 
 void nftbatch_rule(struct nftbatch *bt, const char *table, const struct nftplan_rule *ru,

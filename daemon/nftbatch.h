@@ -40,6 +40,10 @@ void nftbatch_free(struct nftbatch *bt);
 void nftbatch_table(struct nftbatch *bt, const char *name, uint16_t type, uint16_t flags,
 		    const char *what);
 void nftbatch_chain(struct nftbatch *bt, const char *table, enum nftplan_chain ch);
+/* Every rule of an existing chain deleted (the chain, and its hook, stay). */
+void nftbatch_flush_chain(struct nftbatch *bt, const char *table, enum nftplan_chain ch);
+/* The chain deleted if it exists (NFT_MSG_DESTROYCHAIN, Linux 6.3 and later). */
+void nftbatch_destroy_chain(struct nftbatch *bt, const char *table, enum nftplan_chain ch);
 void nftbatch_rule(struct nftbatch *bt, const char *table, const struct nftplan_rule *ru,
 		   const struct nftplan *p, enum nft_queue_kind kind);
 

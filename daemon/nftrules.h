@@ -30,8 +30,19 @@ enum nft_queue_kind {
 /* Which queue kind this kernel supports; -errno if neither. */
 int nftrules_probe(enum nft_queue_kind *ret_kind);
 
-/* Installs (or atomically replaces) the table; 0 or -errno, reason in err. */
+/*
+ * Installs (or atomically replaces) the table, whatever was there before
+ * (a stale table, edited by hand, is replaced by exactly the daemon's); 0
+ * or -errno, reason in err.  Replacing a table removes its hooks, and the
+ * kernel then drops whatever waits in the namespace's queues.
+ */
 int nftrules_install(const struct conf *c, enum nft_queue_kind kind, char *err, size_t errlen);
+/*
+ * The same, but for the daemon's own table (a reload): the rules are
+ * replaced inside the existing chains where their shape allows, so that no
+ * hook goes and nothing queued is dropped; else as nftrules_install().
+ */
+int nftrules_update(const struct conf *c, enum nft_queue_kind kind, char *err, size_t errlen);
 
 /*
  * Replaces the table with what must outlive the daemon while translated
@@ -46,6 +57,7 @@ int nftrules_install_keeper(const struct conf *c, enum nft_queue_kind kind, char
  * Replaces the table with the one a daemon leaves with on_stop "hide":
  * every rule stays, but new SYNs to a hiding port no longer go to the
  * queue: they are refused by the kernel like a closed port's (nftplan.h).
+ * In place, as nftrules_update().
  */
 int nftrules_install_hiding(const struct conf *c, enum nft_queue_kind kind, char *err,
 			    size_t errlen);

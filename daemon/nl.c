@@ -38,6 +38,8 @@ struct nl {
 	uint32_t seq;
 	int timeout_ms;			/* bounds nl_talk's wait for each answer */
 	uint8_t *rx;
+	nl_cb other;			/* nl_set_other() */
+	void *other_data;
 };
 
 struct nl *nl_open(int protocol, unsigned groups)
@@ -200,18 +202,27 @@ static ssize_t recv_kernel(void *src, void *buf, size_t len, int timeout_ms)
  * Runs cb over the answers to seq in one datagram: MNL_CB_OK to read on,
  * MNL_CB_STOP when the request is answered, MNL_CB_ERROR with errno set.
  */
-static int run_answers(const uint8_t *buf, size_t len, uint32_t seq, uint32_t portid, nl_cb cb,
-		       void *data)
+void nl_set_other(struct nl *nl, nl_cb cb, void *data)
 {
-	const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
+	nl->other = cb;
+	nl->other_data = data;
+}
+
+static int run_answers(const struct nl *nl, size_t len, uint32_t seq, nl_cb cb, void *data)
+{
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)nl->rx;
 	int left = (int)len;
 
 	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
 		int r;
 
-		if (nlh->nlmsg_seq != seq)
-			continue;	/* a late answer to an earlier request */
-		r = mnl_cb_run(nlh, nlh->nlmsg_len, seq, portid, cb, data);
+		if (nlh->nlmsg_seq != seq) {
+			/* a late answer to an earlier request, or not an answer */
+			if (nl->other)
+				(void)nl->other(nlh, nl->other_data);
+			continue;
+		}
+		r = mnl_cb_run(nlh, nlh->nlmsg_len, seq, nl->portid, cb, data);
 		if (r <= MNL_CB_STOP)
 			return r;
 	}
@@ -239,7 +250,7 @@ int nl_talk(struct nl *nl, struct nlmsghdr *req, nl_cb cb, void *data)
 			return -EAGAIN;
 		if (n < 0)
 			return (int)n;
-		r = run_answers(nl->rx, (size_t)n, req->nlmsg_seq, nl->portid, cb, data);
+		r = run_answers(nl, (size_t)n, req->nlmsg_seq, cb, data);
 		if (r == MNL_CB_ERROR)
 			return -errno;
 		if (r == MNL_CB_STOP)

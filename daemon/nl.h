@@ -81,6 +81,14 @@ int nl_sendv(struct nl *nl, const struct iovec *iov, size_t n);
  */
 int nl_talk(struct nl *nl, struct nlmsghdr *req, nl_cb cb, void *data);
 
+/*
+ * What nl_talk() does with a kernel message that answers no request of
+ * its (another sequence number: a late answer, or, on a queue socket, a
+ * queued packet arriving during a configuration exchange): cb sees it (its
+ * return value is ignored); NULL (the default) skips it.
+ */
+void nl_set_other(struct nl *nl, nl_cb cb, void *data);
+
 /* ---------------------------------------------------- batch ledger */
 
 enum { NL_WHAT_LEN = 96, NL_EXTMSG_LEN = 128 };

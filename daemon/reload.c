@@ -169,7 +169,7 @@ static void finish(struct knockgw *kg)
 
 	kg->reload.pending = false;
 	kg->reload.next = NULL;
-	if (c->rules_manage && nftrules_install(c, kg->queue_kind, err, sizeof(err)) < 0) {
+	if (c->rules_manage && nftrules_update(c, kg->queue_kind, err, sizeof(err)) < 0) {
 		log_warnx("reload: cannot install table inet %s: %s; restoring the previous "
 			  "configuration", c->table, err);
 		restore(kg, c);

@@ -3,9 +3,10 @@
 # running daemon is closed from outside (gdb makes the daemon call close()
 # on it, the way a kernel error would end its reads): the worker's receive
 # fails, the daemon stops with exit status 1, and its table stays, so a
-# plain SYN to sshd is dropped (nobody reads the queue) instead of reaching
-# it; on the old code the table was deleted and sshd answered.  The next
-# start takes over.
+# plain SYN to sshd gets the closed-port RST from the kernel (nobody reads
+# the queue: its bypass sends the SYN on to the nat refusal) instead of
+# reaching it; on the old code the table was deleted and sshd answered.
+# The next start takes over.
 #
 #   client ns $NS_C                 server ns $NS_S
 #   +-----------------+             +---------------------------------+
@@ -36,7 +37,8 @@ check "the daemon stopped on the receive error, exit status 1" [ "$rc" = 1 ]
 check "it said why" grep -q "^queue 0: receive failed" "$LOG"
 check "it said the table stays" grep -q "stopping on an error: table inet knockgw stays" "$LOG"
 check "the table is still installed" has_table
-check "a plain SYN to sshd gets no SYN-ACK (dropped: nobody reads the queue)" plain_gets None
+check "a plain SYN to sshd gets the closed-port RST (nobody reads the queue)" \
+	like_closed gone $C4 $S4 22 01020304 --tsval 99
 
 start_knockgw "$NS_S" "$TMP/knockgw.conf"
 check "the next start takes over: a valid knock passes" knock_gets SA

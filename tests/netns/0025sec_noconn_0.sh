@@ -31,14 +31,16 @@ printf 'GOOD-BYTES-00016' >"$TMP/good"
 printf 'EVILDATA-0000016' >"$TMP/evil"
 
 # flushed_midway OUT MITM-ARGS...: mitm.py send in the background, conntrack
-# flushed in the server namespace while it waits (--wait 1.5) between the
-# handshake and its data; its JSON in $TMP/OUT.json.
+# flushed in the server namespace once its handshake is done, while it waits
+# (--wait 1.5) before its data; its JSON in $TMP/OUT.json.
 flushed_midway() {
 	f_out=$1
 	shift
-	in_c $MITM send --iface vc --wait 1.5 --timeout 4 "$@" >"$TMP/$f_out.json" &
+	rm -f "$TMP/$f_out.hs"
+	in_c $MITM send --iface vc --wait 1.5 --timeout 4 --handshake-file "$TMP/$f_out.hs" \
+		"$@" >"$TMP/$f_out.json" &
 	f_pid=$!
-	sleep 0.7
+	wait_for 4 test -e "$TMP/$f_out.hs"
 	in_s conntrack -F >/dev/null 2>&1
 	wait $f_pid
 }

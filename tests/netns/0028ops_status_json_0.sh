@@ -85,7 +85,7 @@ stops=$(grep -c '^counters:' "$LOG" || true)
 kill -TERM "$KGW_PID"
 if wait "$KGW_PID"; then rc=0; else rc=$?; fi
 check "SIGTERM: exit status 0" [ "$rc" = 0 ]
-check "the table is removed" sh -c "! ip netns exec $NS_S nft list table inet knockgw >/dev/null 2>&1"
+check "the table stays, hiding (on_stop hide)" has_table
 check "the counters are logged once at stop" [ "$(grep -c '^counters:' "$LOG")" = $((stops + 1)) ]
 check "with the figures status showed" sh -c "grep '^counter syn_accepted=' '$LOG' | tail -1 | grep -qx 'counter syn_accepted=1'"
 check "then: stopped" sh -c "tail -1 '$LOG' | grep -qx stopped"

@@ -3,6 +3,7 @@
 
   mitm.py send    --iface IF --src A --dst B --sport S --dport P --isn N --tsval T
                   --step HOW:FILE [--step HOW:FILE ...] [--wait S] [--late-ack]
+                  [--handshake-file F]
                   [--timeout S]
         SYN (ISN N, TSval T); on SYN-ACK the handshake's ACK, --wait seconds
         of reading what the server says first (with --late-ack the handshake's
@@ -13,7 +14,9 @@
         the receiver has no key for, which it drops too.  Then it keeps
         reading: prints JSON with the SYN-ACK's flags, whether an RST came,
         the highest ack, and the bytes the server sent (hex).  The server's
-        data is acknowledged so that it does not retransmit.
+        data is acknowledged so that it does not retransmit.  With
+        --handshake-file, F is created once the SYN-ACK came (a test can
+        then act between the handshake and the data).
   mitm.py syndata --iface IF --src A --dst B --sport S --dport P --isn N --tsval T
                   --data-file F [--timeout S]
         one SYN carrying F's bytes (TCP Fast Open without a cookie); prints
@@ -66,6 +69,8 @@ def cmd_send(a):
         print(json.dumps(out))
         return
     out["synack"] = synack["flagstr"]
+    if a.handshake_file:
+        open(a.handshake_file, "w").close()
     peer_ts = pk.peer_tsval(synack["opts"])
     rcv_nxt = (synack["seq"] + 1) & 0xFFFFFFFF
     sent = 0
@@ -169,6 +174,7 @@ def main():
         if name == "send":
             s.add_argument("--step", action="append", required=True)
             s.add_argument("--wait", type=float, default=0.0)
+            s.add_argument("--handshake-file")
             s.add_argument("--late-ack", action="store_true")
         if name == "syndata":
             s.add_argument("--data-file", required=True)
