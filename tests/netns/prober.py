@@ -9,8 +9,11 @@ can compare every header field of an answer with a closed port's.
                     [--seq N] [--ack N] [--flags syn|fin|null|xmas|ack|maimon|F,S,R,P,A,U]
                     [--tsval N | --no-ts] [--tos N] [--flowlabel N] [--timeout S]
                     [--bad-csum] [--tcp-opts HEX] [--ip-opts HEX] [--ext NH:HEX]
-                    [--payload-len N] [--urg N] [--ttl N] [--frag N]
+                    [--payload-len N] [--urg N] [--ttl N] [--frag N] [--icmp]
         prints the first answer as JSON ({"answer": null} when none came);
+        with --icmp an ICMP or ICMPv6 error that quotes the probe's source
+        address and port is an answer too (see icmp_answer; its flagstr is
+        "icmpTYPE/CODE");
         --tcp-opts replaces the SYN's usual options (NOP-padded), --ip-opts
         are IPv4 options (END-padded), --ext IPv6 extension headers (HEX,
         each naming the next; NH the first one's number), --frag N sends
@@ -32,10 +35,11 @@ import ipaddress
 import json
 import os
 import random
+import struct
 import time
 
-from pktlib import (FLAGS, Wire, ip_packet, peer_tsval, replies, syn_options, tcp_segment,
-                    tcp_set_urg, tracked, ts_option)
+from pktlib import (FLAGS, Wire, csum, ip_packet, parse, peer_tsval, replies, syn_options,
+                    tcp_segment, tcp_set_urg, tracked, ts_option)
 
 NAMED = {"syn": "S", "fin": "F", "null": "", "xmas": "FPU", "ack": "A", "maimon": "FA",
          "synack": "SA", "rst": "R", "psh": "PA"}
@@ -67,8 +71,73 @@ def cmd_probe(a):
     w.send(a.dst, ip_packet(a.src, a.dst, seg, tos=a.tos, flowlabel=a.flowlabel, ttl=a.ttl,
                             ipopts=bytes.fromhex(a.ip_opts), ext=ext, ext_nh=ext_nh,
                             frag=a.frag))
-    ans = next(replies(w, a.dst, a.sport, a.dport, time.monotonic() + a.timeout), None)
+    deadline = time.monotonic() + a.timeout
+    if a.icmp:
+        ans = next(tcp_or_icmp(w, a, deadline), None)
+    else:
+        ans = next(replies(w, a.dst, a.sport, a.dport, deadline), None)
     print(json.dumps({"answer": ans}))
+
+
+def icmp_answer(ip, a):
+    """ip's header fields if it is an ICMP/ICMPv6 error quoting a TCP
+    segment from our a.src:a.sport to a.dst (else None): type, code, the
+    answer's sender, its IP header fields but the IPv4 id (a per-destination
+    counter, not comparable across two answers), whether its checksum is
+    right, the quoted length, and whether the quoted destination port is
+    the one probed (a NAT that was not undone in the quote shows there)."""
+    v = ip[0] >> 4
+    if v == 4 and len(ip) >= 20 and ip[9] == 1:
+        ihl = (ip[0] & 15) * 4
+        tot = struct.unpack("!H", ip[2:4])[0]
+        msg = ip[ihl:tot]
+        f = dict(ipver=4, tos=ip[1], totlen=tot, df=bool(ip[6] & 0x40), ttl=ip[8], proto=1,
+                 ihl=ihl, ipopts=ip[20:ihl].hex(), icmp_csum_ok=csum(msg) == 0,
+                 src=str(ipaddress.ip_address(ip[12:16])))
+        q = msg[8:]
+        if len(q) < 24 or q[0] >> 4 != 4 or q[9] != 6:
+            return None
+        qsrc, qdst = ipaddress.ip_address(q[12:16]), ipaddress.ip_address(q[16:20])
+        qt = q[(q[0] & 15) * 4:]
+    elif v == 6 and len(ip) >= 40 and ip[6] == 58:
+        first = struct.unpack("!I", ip[:4])[0]
+        plen = struct.unpack("!H", ip[4:6])[0]
+        msg = ip[40:40 + plen]
+        pseudo = ip[8:40] + struct.pack("!IxxxB", len(msg), 58)
+        f = dict(ipver=6, tclass=(first >> 20) & 0xFF, flowlabel=first & 0xFFFFF, plen=plen,
+                 nexthdr=58, hlim=ip[7], icmp_csum_ok=csum(pseudo + msg) == 0,
+                 src=str(ipaddress.ip_address(ip[8:24])))
+        q = msg[8:]
+        if len(q) < 44 or q[0] >> 4 != 6 or q[6] != 6:
+            return None
+        qsrc, qdst = ipaddress.ip_address(q[8:24]), ipaddress.ip_address(q[24:40])
+        qt = q[40:]
+    else:
+        return None
+    if len(msg) < 8 or msg[0] not in (3, 1):  # destination unreachable
+        return None
+    qsport, qdport = struct.unpack("!HH", qt[:4])
+    if qsrc != ipaddress.ip_address(a.src) or qdst != ipaddress.ip_address(a.dst) \
+            or qsport != a.sport:
+        return None
+    f.update(dst=str(ipaddress.ip_address(a.src)), icmp_type=msg[0], icmp_code=msg[1],
+             quoted_len=len(q), quoted_dport_ok=qdport == a.dport,
+             flagstr="icmp%d/%d" % (msg[0], msg[1]))
+    return f
+
+
+def tcp_or_icmp(w, a, deadline):
+    """The TCP answers replies() gives, and the ICMP errors icmp_answer
+    takes, until the deadline."""
+    peer = str(ipaddress.ip_address(a.dst))
+    for ip in w.frames(deadline):
+        f = parse(ip)
+        if f and f["src"] == peer and f["sport"] == a.dport and f["dport"] == a.sport:
+            yield f
+        elif not f:
+            g = icmp_answer(ip, a)
+            if g:
+                yield g
 
 
 def cmd_connect(a):
@@ -222,6 +291,7 @@ def main():
     s.add_argument("--urg", type=lambda x: int(x, 0), default=0)
     s.add_argument("--ttl", type=int, default=64)
     s.add_argument("--frag", type=int, default=0)
+    s.add_argument("--icmp", action="store_true")
     s = sub.choices["connect"]
     s.add_argument("--isn", type=lambda x: int(x, 0), required=True)
     s.add_argument("--data-file")
