@@ -2,8 +2,8 @@
  * connrate.c - new TCP connections per second, for the benchmark (IPv4).
  *
  *   connrate serve --port P [--seconds S]
- *   connrate run   --dst A --port P [--src A] [--nsrc N] [--count N]
- *                  [--inflight K] [--seconds S]
+ *   connrate run   --dst A --port P [--src A] [--nsrc N] [--sport-base N]
+ *                  [--count N] [--inflight K] [--seconds S]
  *
  * serve: a plain listener (backlog 4096) on 0.0.0.0:P that accepts and
  *        closes in a loop, for at most S seconds (default 1800).
@@ -12,10 +12,12 @@
  *        writability, SO_ERROR; a connection whose handshake completed is
  *        closed at once with an RST (SO_LINGER 0), so neither side keeps a
  *        TIME_WAIT.  Source addresses rotate over --src .. --src + nsrc - 1
- *        (default 1; bound with IP_BIND_ADDRESS_NO_PORT, so the kernel picks
- *        the port for the whole 4-tuple): with several, a 4-tuple comes back
- *        only after nsrc times the port range, long after conntrack has
- *        forgotten it.  Stops after --seconds (default 10) whatever is left;
+ *        (default 1).  Without --sport-base the kernel picks each port
+ *        (IP_BIND_ADDRESS_NO_PORT); with it, connection i binds source
+ *        address i % nsrc and port 1024 + (base + i / nsrc) % 64512, so
+ *        consecutive runs given consecutive bases never reuse a 4-tuple
+ *        whose conntrack entry (10 s in CLOSE after the RST) still exists.
+ *        Stops after --seconds (default 10) whatever is left;
  *        a connection still in flight then counts as unfinished.
  *        Prints one line:
  *        "conns=N ok=N fail=N unfinished=N usecs=T rate=R" (rate = ok/s).
@@ -88,7 +90,8 @@ struct runctx {
 	int ep;
 	struct sockaddr_in dst;
 	uint32_t src;		/* host order, 0 = any */
-	unsigned nsrc, next_src;
+	unsigned nsrc;
+	long sport_base;	/* -1: the kernel picks */
 	long started, ok, fail;
 };
 
@@ -105,10 +108,13 @@ static int start_one(struct runctx *r)
 	setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	if (r->src) {
 		struct sockaddr_in a = { .sin_family = AF_INET };
+		long i = r->started - 1;
 
-		a.sin_addr.s_addr = htonl(r->src + r->next_src);
-		r->next_src = (r->next_src + 1) % r->nsrc;
-		setsockopt(s, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+		a.sin_addr.s_addr = htonl(r->src + (uint32_t)(i % r->nsrc));
+		if (r->sport_base >= 0)
+			a.sin_port = htons((uint16_t)(1024 + (r->sport_base + i / r->nsrc) % 64512));
+		else
+			setsockopt(s, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
 		if (bind(s, (struct sockaddr *)&a, sizeof(a)) < 0)
 			goto fail;
 	}
@@ -125,10 +131,10 @@ fail:
 	return -1;
 }
 
-static int run(const char *dst, uint16_t port, const char *src, unsigned nsrc, long count,
-	       int inflight, long seconds)
+static int run(const char *dst, uint16_t port, const char *src, unsigned nsrc, long sport_base,
+	       long count, int inflight, long seconds)
 {
-	struct runctx r = { .nsrc = nsrc };
+	struct runctx r = { .nsrc = nsrc, .sport_base = sport_base };
 	struct epoll_event evs[256];
 	struct in_addr sa;
 	int64_t t0, deadline, t1;
@@ -196,13 +202,14 @@ int main(int argc, char **argv)
 		{ "dst", required_argument, NULL, 'd' },
 		{ "src", required_argument, NULL, 's' },
 		{ "nsrc", required_argument, NULL, 'n' },
+		{ "sport-base", required_argument, NULL, 'b' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "inflight", required_argument, NULL, 'k' },
 		{ "seconds", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dst = NULL, *src = NULL;
-	long port = 0, count = 20000, inflight = 64, seconds = -1, nsrc = 1;
+	long port = 0, count = 20000, inflight = 64, seconds = -1, nsrc = 1, sport_base = -1;
 	int o;
 
 	if (argc < 2)
@@ -213,6 +220,7 @@ int main(int argc, char **argv)
 		case 'd': dst = optarg; break;
 		case 's': src = optarg; break;
 		case 'n': nsrc = strtol(optarg, NULL, 10); break;
+		case 'b': sport_base = strtol(optarg, NULL, 10); break;
 		case 'c': count = strtol(optarg, NULL, 10); break;
 		case 'k': inflight = strtol(optarg, NULL, 10); break;
 		case 't': seconds = strtol(optarg, NULL, 10); break;
@@ -220,13 +228,13 @@ int main(int argc, char **argv)
 		}
 	}
 	if (port < 1 || port > 65535 || nsrc < 1 || nsrc > MAX_NSRC || count < 1 ||
-	    inflight < 1 || inflight > MAX_INFLIGHT)
+	    inflight < 1 || inflight > MAX_INFLIGHT || (sport_base >= 0 && !src))
 		usage();
 	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(argv[1], "serve") == 0)
 		return serve((uint16_t)port, seconds > 0 ? seconds : 1800);
 	if (strcmp(argv[1], "run") == 0 && dst)
-		return run(dst, (uint16_t)port, src, (unsigned)nsrc, count, (int)inflight,
+		return run(dst, (uint16_t)port, src, (unsigned)nsrc, sport_base, count, (int)inflight,
 			   seconds > 0 ? seconds : 10);
 	usage();
 	return 2;

@@ -18,10 +18,13 @@
 #   gw_client_tput_ratio = GC / GN, gw_server_tput_ratio = SF / SK (the
 #   router's role alone); SF / SN (everything vs nothing) is shown beside.
 #
-# connrate: connections per second, two namespace pairs (make_pair):
+# connrate: connections per second, three namespace pairs (make_pair):
 #     CN  no knockgw
+#     CT  no knockgw, conntrack on (a one-rule table that reads ct mark):
+#         the share of the client role's cost that is conntrack's, shown only
 #     CK  client role (kernel path) knocking for :9001
 #   the server ns runs a plain listener (connrate serve), no server role.
+#   client_conn_rate_ratio = CK / CN.
 
 GW_LAN=10.0.0.2
 GW_DST=203.0.113.2
@@ -166,8 +169,8 @@ fi
 
 if phase connrate; then
 	echo "== connrate: $CONN_COUNT connections ($CONN_INFLIGHT in flight, at most ${CONN_SECONDS}s) per run," \
-		"$CONN_REPS rounds of 2 runs"
-	for t in CN:41 CK:43; do
+		"$CONN_REPS rounds of 3 runs"
+	for t in CN:41 CT:43 CK:45; do
 		a=$PFX-${t#*:} b=$PFX-$((${t#*:} + 1))
 		eval "CR_A_${t%:*}=$a"
 		make_pair "$a" "$b"
@@ -188,27 +191,43 @@ if phase connrate; then
 	knock = ( { dst = "$S4"; port = 9001; mode = "native"; key = "k"; } );
 	EOC
 	start_kgw crk "$CR_A_CK" "$TMP/crk.conf"
+	ip netns exec "$CR_A_CT" nft -f - <<-EON
+	table inet kgwb_ct {
+		chain prerouting {
+			type filter hook prerouting priority -150; policy accept;
+			ct mark 0x40000000 counter
+		}
+	}
+	EON
+	# Each run's source ports follow the last run's (connrate --sport-base):
+	# no 4-tuple comes back while conntrack still has it.
+	sport=0
 	for round in $(seq "$CONN_REPS"); do
-		if [ $((round % 2)) = 1 ]; then order="CN CK"; else order="CK CN"; fi
+		order="CN CT CK"
+		for _ in $(seq $(((round - 1) % 3))); do
+			order="${order#* } ${order%% *}"
+		done
 		for run in $order; do
 			eval "ns=\$CR_A_$run"
 			out=$(ip netns exec "$ns" timeout $((CONN_SECONDS + 10)) "$BB/connrate" run --dst $S4 \
-				--port 9001 --src 192.0.2.101 --nsrc $CONN_NSRC --count "$CONN_COUNT" \
-				--inflight "$CONN_INFLIGHT" --seconds "$CONN_SECONDS") || true
+				--port 9001 --src 192.0.2.101 --nsrc $CONN_NSRC --sport-base $sport \
+				--count "$CONN_COUNT" --inflight "$CONN_INFLIGHT" --seconds "$CONN_SECONDS") || true
 			eval "cr_$run=\"\$out\""
 		done
+		sport=$(((sport + (CONN_COUNT + CONN_NSRC - 1) / CONN_NSRC) % 64512))
 		# shellcheck disable=SC2154
 		res "connrate.round n=$(echo "$cr_CN" | get rate) k=$(echo "$cr_CK" | get rate)" \
+			"t=$(echo "$cr_CT" | get rate) t_fail=$(echo "$cr_CT" | get fail) t_unf=$(echo "$cr_CT" | get unfinished)" \
 			"n_ok=$(echo "$cr_CN" | get ok) k_ok=$(echo "$cr_CK" | get ok)" \
 			"n_fail=$(echo "$cr_CN" | get fail) k_fail=$(echo "$cr_CK" | get fail)" \
 			"n_unf=$(echo "$cr_CN" | get unfinished) k_unf=$(echo "$cr_CK" | get unfinished)"
-		echo "  round $round (conn/s): none $(echo "$cr_CN" | get rate)," \
+		echo "  round $round (conn/s): none $(echo "$cr_CN" | get rate), conntrack only $(echo "$cr_CT" | get rate)," \
 			"client role $(echo "$cr_CK" | get rate) ($cr_CK)"
 	done
 	if [ "$PERF" = 1 ]; then
 		perf_start connrate "$PID_crk"
 		ip netns exec "$CR_A_CK" timeout $((CONN_SECONDS + 10)) "$BB/connrate" run --dst $S4 \
-			--port 9001 --src 192.0.2.101 --nsrc $CONN_NSRC --count "$CONN_COUNT" \
+			--port 9001 --src 192.0.2.101 --nsrc $CONN_NSRC --sport-base $sport --count "$CONN_COUNT" \
 			--inflight "$CONN_INFLIGHT" --seconds "$CONN_SECONDS" || true
 		perf_stop connrate
 	fi

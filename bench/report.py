@@ -286,8 +286,11 @@ def main():
         t = rows["connrate.round"]
         line("New TCP connections per second (nonblocking connects, closed by RST after the")
         line("handshake), plain listener; median of %d" % len(t))
-        for k, what in (("n", "no knockgw"), ("k", "client role, kernel path (every SYN knocked)")):
-            v = [r[k] for r in t]
+        for k, what in (("n", "no knockgw"), ("t", "no knockgw, conntrack on (shown only)"),
+                        ("k", "client role, kernel path (every SYN knocked)")):
+            v = [r[k] for r in t if k in r]
+            if not v:
+                continue
             fails = sum(r.get(k + "_fail", 0) + r.get(k + "_unf", 0) for r in t)
             line("  %-46s %8.0f   %s  (failed or unfinished: %d)"
                  % (what, med(v), " ".join("%.0f" % x for x in v), fails))
@@ -297,6 +300,10 @@ def main():
             line("  %-24s %.3f  IQR %.3f  per round %s" % ("client_conn_rate_ratio", med(rs),
                                                           pct(rs, .75) - pct(rs, .25),
                                                           " ".join("%.2f" % x for x in rs)))
+        rs = [r["t"] / r["n"] for r in t if r["n"] > 0 and "t" in r]
+        if rs:
+            line("  conntrack only / none    %.3f  per round %s (the part of the cost that is conntrack's)"
+                 % (med(rs), " ".join("%.2f" % x for x in rs)))
         line()
 
     ls, le = rows.get("meta.load_start"), rows.get("meta.load_end")
