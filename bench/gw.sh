@@ -13,6 +13,9 @@
 #     (routed both ways, no NAT)
 #     SN  no knockgw anywhere
 #     SK  client: client role (kernel path) knocking for :5201; router: none
+#     SC  client: the same client role; router: conntrack on (a one-rule
+#         table reading ct mark), no knockgw: shown only, the part of the
+#         router's cost that is conntrack's (knockgw's rules turn it on)
 #     SF  client: the same client role; router: server role, forward entry
 #         protecting 203.0.113.2:5201
 #   gw_client_tput_ratio = GC / GN, gw_server_tput_ratio = SF / SK (the
@@ -114,9 +117,9 @@ except Exception:
 }
 
 if phase gw; then
-	echo "== gw: iperf3 through a router ${TPUT_SECONDS}s + 1s warm-up per run, $TPUT_REPS rounds of 5 runs"
+	echo "== gw: iperf3 through a router ${TPUT_SECONDS}s + 1s warm-up per run, $TPUT_REPS rounds of 6 runs"
 	n=21
-	for t in GN:masq GC:masq SN:routed SK:routed SF:routed; do
+	for t in GN:masq GC:masq SN:routed SK:routed SC:routed SF:routed; do
 		tag=${t%:*}
 		eval "GW_A_$tag=$PFX-$n GW_R_$tag=$PFX-$((n + 1)) GW_S_$tag=$PFX-$((n + 2))"
 		make_triple "${t#*:}" "$PFX-$n" "$PFX-$((n + 1))" "$PFX-$((n + 2))"
@@ -143,9 +146,19 @@ if phase gw; then
 	sed "s|$TMP/gwk.conf.sock|$TMP/gwfc.conf.sock|" "$TMP/gwk.conf" >"$TMP/gwfc.conf"
 	start_kgw gwfc "$GW_A_SF" "$TMP/gwfc.conf"
 	start_kgw gwf "$GW_R_SF" "$TMP/gwf.conf"
+	sed "s|$TMP/gwk.conf.sock|$TMP/gwsc.conf.sock|" "$TMP/gwk.conf" >"$TMP/gwsc.conf"
+	start_kgw gwsc "$GW_A_SC" "$TMP/gwsc.conf"
+	ip netns exec "$GW_R_SC" nft -f - <<-EON
+	table inet kgwb_ct {
+		chain prerouting {
+			type filter hook prerouting priority -150; policy accept;
+			ct mark 0x40000000 counter
+		}
+	}
+	EON
 	for round in $(seq "$TPUT_REPS"); do
-		order="GN GC SN SK SF"
-		for _ in $(seq $(((round - 1) % 5))); do
+		order="GN GC SN SK SC SF"
+		for _ in $(seq $(((round - 1) % 6))); do
 			order="${order#* } ${order%% *}"
 		done
 		for run in $order; do
@@ -153,16 +166,17 @@ if phase gw; then
 			eval "gw_$run=$v"
 		done
 		# shellcheck disable=SC2154
-		res "gw.round gn=$gw_GN gc=$gw_GC sn=$gw_SN sk=$gw_SK sf=$gw_SF"
+		res "gw.round gn=$gw_GN gc=$gw_GC sn=$gw_SN sk=$gw_SK sc=$gw_SC sf=$gw_SF"
 		echo "  round $round (Gbit/s): masquerading router: none $(gbit "$gw_GN")," \
 			"gateway client $(gbit "$gw_GC"); routed: none $(gbit "$gw_SN")," \
-			"client role $(gbit "$gw_SK"), + gateway server $(gbit "$gw_SF")"
+			"client role $(gbit "$gw_SK"), + conntrack router $(gbit "$gw_SC")," \
+			"+ gateway server $(gbit "$gw_SF")"
 	done
 	# The knocked runs were knocked: the daemons' own counters.
 	echo "  gateway client: $(kgw_counters gwc "$PID_gwc" client_knocked client_no_entry client_ct_errors)"
 	echo "  its server:     $(kgw_counters gws "$PID_gws" syn_accepted syn_refused)"
 	echo "  gateway server: $(kgw_counters gwf "$PID_gwf" syn_accepted syn_refused)"
-	for n in gwc gws gwk gwfc gwf; do
+	for n in gwc gws gwk gwfc gwf gwsc; do
 		eval "stop_pid \$PID_$n"
 	done
 fi
@@ -171,6 +185,7 @@ if phase connrate; then
 	echo "== connrate: $CONN_COUNT connections ($CONN_INFLIGHT in flight, at most ${CONN_SECONDS}s) per run," \
 		"$CONN_REPS rounds of 3 runs"
 	for t in CN:41 CT:43 CK:45; do
+		# shellcheck disable=SC2034
 		a=$PFX-${t#*:} b=$PFX-$((${t#*:} + 1))
 		eval "CR_A_${t%:*}=$a"
 		make_pair "$a" "$b"

@@ -260,8 +260,10 @@ def main():
                         ("gc", "masquerading router, gateway client (from, kernel) + server role"),
                         ("sn", "routed, no knockgw"),
                         ("sk", "routed, client role on the client (kernel), router plain"),
+                        ("sc", "routed, client role, router with conntrack on (no knockgw)"),
                         ("sf", "routed, client role + router's gateway server role (forward)")):
-            line("  %-66s %6.2f   %s" % (what, med(g(k)), " ".join("%.2f" % x for x in g(k))))
+            if all(k in r for r in t):
+                line("  %-66s %6.2f   %s" % (what, med(g(k)), " ".join("%.2f" % x for x in g(k))))
 
         def gw_ratio(name, a, b, what):
             rs = [r[a] / r[b] for r in t if r[b] > 0]
@@ -272,13 +274,15 @@ def main():
             line("  %-24s %.3f  IQR %.3f  per round %s" % (name or "(shown only)", med(rs),
                                                           pct(rs, .75) - pct(rs, .25),
                                                           " ".join("%.2f" % x for x in rs)))
-            line("    (%s)" % what)
+            line("    (%s; best runs %.3f)" % (what, max(r[a] for r in t) / max(r[b] for r in t)))
 
         line("  ratios: median of per-round ratios (the runs of a round follow each other)")
         gw_ratio("gw_client_tput_ratio", "gc", "gn", "gateway client + server role / no knockgw")
         gw_ratio("gw_server_tput_ratio", "sf", "sk", "router with gateway server role / plain router, "
                  "both behind the same client role")
         gw_ratio(None, "sf", "sn", "client role + gateway server / no knockgw at all")
+        if all("sc" in r for r in t):
+            gw_ratio(None, "sc", "sk", "router with conntrack on, no knockgw / plain router")
         line()
 
     # --- connrate ---
@@ -297,9 +301,9 @@ def main():
         rs = [r["k"] / r["n"] for r in t if r["n"] > 0]
         if rs:
             figs["client_conn_rate_ratio"] = med(rs)
-            line("  %-24s %.3f  IQR %.3f  per round %s" % ("client_conn_rate_ratio", med(rs),
-                                                          pct(rs, .75) - pct(rs, .25),
-                                                          " ".join("%.2f" % x for x in rs)))
+            line("  %-24s %.3f  IQR %.3f  per round %s; best runs %.3f"
+                 % ("client_conn_rate_ratio", med(rs), pct(rs, .75) - pct(rs, .25),
+                    " ".join("%.2f" % x for x in rs), max(r["k"] for r in t) / max(r["n"] for r in t)))
         rs = [r["t"] / r["n"] for r in t if r["n"] > 0 and "t" in r]
         if rs:
             line("  conntrack only / none    %.3f  per round %s (the part of the cost that is conntrack's)"
