@@ -283,6 +283,7 @@ def main():
         gw_ratio(None, "sf", "sn", "client role + gateway server / no knockgw at all")
         if all("sc" in r for r in t):
             gw_ratio(None, "sc", "sk", "router with conntrack on, no knockgw / plain router")
+            gw_ratio(None, "sf", "sc", "router with gateway server role / router with conntrack on")
         line()
 
     # --- connrate ---
@@ -304,6 +305,10 @@ def main():
             line("  %-24s %.3f  IQR %.3f  per round %s; best runs %.3f"
                  % ("client_conn_rate_ratio", med(rs), pct(rs, .75) - pct(rs, .25),
                     " ".join("%.2f" % x for x in rs), max(r["k"] for r in t) / max(r["n"] for r in t)))
+        rs = [r["k"] / r["t"] for r in t if r.get("t", 0) > 0]
+        if rs:
+            line("  client role / conntrack only %.3f  per round %s (the daemon's part)"
+                 % (med(rs), " ".join("%.2f" % x for x in rs)))
         rs = [r["t"] / r["n"] for r in t if r["n"] > 0 and "t" in r]
         if rs:
             line("  conntrack only / none    %.3f  per round %s (the part of the cost that is conntrack's)"
