@@ -1,7 +1,7 @@
 # bench/gw.sh - the gateway and connection-rate phases of bench/run.sh;
 # sourced by it (its helpers, $TMP, $PFX, $PIDS, res, start_kgw, ...), not run.
 #
-# gw: iperf3 through a router, in five namespace triples set up once (each
+# gw: iperf3 through a router, in six namespace triples set up once (each
 # LAN/client ns -- router ns -- server ns, veth pairs, offloads at their
 # defaults), so the runs being compared follow each other within seconds:
 #   LAN 10.0.0.2/24 -- r0 10.0.0.1 | r1 203.0.113.1 -- 203.0.113.2 iperf3
@@ -9,7 +9,7 @@
 #     GN  no knockgw anywhere
 #     GC  router: client role for the LAN (from = 10.0.0.0/24, kernel path);
 #         server: server role protecting :5201
-#   client 192.0.2.1/24 -- rc 192.0.2.254 | rs 203.0.113.254 -- 203.0.113.2
+#   client 192.0.2.1/24 -- r0 192.0.2.254 | r1 203.0.113.254 -- 203.0.113.2
 #     (routed both ways, no NAT)
 #     SN  no knockgw anywhere
 #     SK  client: client role (kernel path) knocking for :5201; router: none
@@ -19,14 +19,17 @@
 #     SF  client: the same client role; router: server role, forward entry
 #         protecting 203.0.113.2:5201
 #   gw_client_tput_ratio = GC / GN, gw_server_tput_ratio = SF / SK (the
-#   router's role alone); SF / SN (everything vs nothing) is shown beside.
+#   router's role alone); SF / SN (everything vs nothing), SC / SK and SF / SC
+#   are shown beside.
 #
 # connrate: connections per second, three namespace pairs (make_pair):
 #     CN  no knockgw
 #     CT  no knockgw, conntrack on (a one-rule table that reads ct mark):
 #         the share of the client role's cost that is conntrack's, shown only
 #     CK  client role (kernel path) knocking for :9001
-#   the server ns runs a plain listener (connrate serve), no server role.
+#   each with 16 more client addresses (192.0.2.101-116, the connections'
+#   sources); the server ns runs a plain listener (connrate serve), no
+#   server role.
 #   client_conn_rate_ratio = CK / CN.
 
 GW_LAN=10.0.0.2
@@ -192,7 +195,6 @@ if phase connrate; then
 		for i in $(seq $CONN_NSRC); do
 			ip -n "$a" addr add 192.0.2.$((100 + i))/24 dev vc
 		done
-		ip netns exec "$a" sysctl -qw net.ipv4.ip_local_port_range="1024 65535"
 		ip netns exec "$b" timeout 1800 "$BB/connrate" serve --port 9001 >"$TMP/serve-$a.log" 2>&1 &
 		PIDS="$PIDS $!"
 		wait_until 10 grep -q '^ready' "$TMP/serve-$a.log" || die "connrate serve did not start"
