@@ -22,6 +22,9 @@ GOALS = {
     "client_user_tput_ratio": ">= 0.4",
     "rst_timing_delta_us": "|x| < closed jitter",
     "syn_rate_cores": ">= 1.6",
+    "gw_client_tput_ratio": ">= 0.95",
+    "gw_server_tput_ratio": ">= 0.98",
+    "client_conn_rate_ratio": ">= 0.8",
 }
 
 
@@ -248,6 +251,70 @@ def main():
         ratio("client_user_tput_ratio", "cu", "base", "client role, user path / no knockgw")
         line()
 
+    # --- gw: iperf3 through a router ---
+    if "gw.round" in rows:
+        t = rows["gw.round"]
+        g = lambda k: [r[k] / 1e9 for r in t]
+        line("iperf3 through a router, one stream, Gbit/s (median of %d)" % len(t))
+        for k, what in (("gn", "masquerading router, no knockgw"),
+                        ("gc", "masquerading router, gateway client (from, kernel) + server role"),
+                        ("sn", "routed, no knockgw"),
+                        ("sk", "routed, client role on the client (kernel), router plain"),
+                        ("sc", "routed, client role, router with conntrack on (no knockgw)"),
+                        ("sf", "routed, client role + router's gateway server role (forward)")):
+            if all(k in r for r in t):
+                line("  %-66s %6.2f   %s" % (what, med(g(k)), " ".join("%.2f" % x for x in g(k))))
+
+        def gw_ratio(name, a, b, what):
+            rs = [r[a] / r[b] for r in t if r[b] > 0]
+            if not rs:
+                return
+            if name:
+                figs[name] = med(rs)
+            line("  %-24s %.3f  IQR %.3f  per round %s" % (name or "(shown only)", med(rs),
+                                                          pct(rs, .75) - pct(rs, .25),
+                                                          " ".join("%.2f" % x for x in rs)))
+            line("    (%s; best runs %.3f)" % (what, max(r[a] for r in t) / max(r[b] for r in t)))
+
+        line("  ratios: median of per-round ratios (the runs of a round follow each other)")
+        gw_ratio("gw_client_tput_ratio", "gc", "gn", "gateway client + server role / no knockgw")
+        gw_ratio("gw_server_tput_ratio", "sf", "sk", "router with gateway server role / plain router, "
+                 "both behind the same client role")
+        gw_ratio(None, "sf", "sn", "client role + gateway server / no knockgw at all")
+        if all("sc" in r for r in t):
+            gw_ratio(None, "sc", "sk", "router with conntrack on, no knockgw / plain router")
+            gw_ratio(None, "sf", "sc", "router with gateway server role / router with conntrack on")
+        line()
+
+    # --- connrate ---
+    if "connrate.round" in rows:
+        t = rows["connrate.round"]
+        line("New TCP connections per second (nonblocking connects, closed by RST after the")
+        line("handshake), plain listener; median of %d" % len(t))
+        for k, what in (("n", "no knockgw"), ("t", "no knockgw, conntrack on (shown only)"),
+                        ("k", "client role, kernel path (every SYN knocked)")):
+            v = [r[k] for r in t if k in r]
+            if not v:
+                continue
+            fails = sum(r.get(k + "_fail", 0) + r.get(k + "_unf", 0) for r in t)
+            line("  %-46s %8.0f   %s  (failed or unfinished: %d)"
+                 % (what, med(v), " ".join("%.0f" % x for x in v), fails))
+        rs = [r["k"] / r["n"] for r in t if r["n"] > 0]
+        if rs:
+            figs["client_conn_rate_ratio"] = med(rs)
+            line("  %-24s %.3f  IQR %.3f  per round %s; best runs %.3f"
+                 % ("client_conn_rate_ratio", med(rs), pct(rs, .75) - pct(rs, .25),
+                    " ".join("%.2f" % x for x in rs), max(r["k"] for r in t) / max(r["n"] for r in t)))
+        rs = [r["k"] / r["t"] for r in t if r.get("t", 0) > 0]
+        if rs:
+            line("  client role / conntrack only %.3f  per round %s (the daemon's part)"
+                 % (med(rs), " ".join("%.2f" % x for x in rs)))
+        rs = [r["t"] / r["n"] for r in t if r["n"] > 0 and "t" in r]
+        if rs:
+            line("  conntrack only / none    %.3f  per round %s (the part of the cost that is conntrack's)"
+                 % (med(rs), " ".join("%.2f" % x for x in rs)))
+        line()
+
     ls, le = rows.get("meta.load_start"), rows.get("meta.load_end")
     if ls and le:
         line("load average at start %s, at end %s (other work on this machine skews the figures)"
@@ -257,7 +324,8 @@ def main():
     order = ["syn_rate_ratio", "flood_success_pct", "connect_added_us", "server_tput_ratio",
              "client_tput_ratio", "client_user_tput_ratio", "rst_timing_delta_us",
              "rst_closed_jitter_us", "rst_timing_delta_kernel_us", "rst_closed_jitter_kernel_us",
-             "syn_rate_cores"]
+             "syn_rate_cores", "gw_client_tput_ratio", "gw_server_tput_ratio",
+             "client_conn_rate_ratio"]
     line("%-28s %10s   %s" % ("figure", "value", "goal"))
     for k in order:
         if k in figs:

@@ -11,17 +11,25 @@
 #   The tput phase adds four more such pairs (kgwb-<pid>-3 .. -10), one per
 #   configuration, with iperf3 servers on :5201 and :5202.
 #
-# Phases (BENCH_PHASES, default all): synrate flood latency tput.
+# Phases (BENCH_PHASES, default all): synrate flood latency tput gw connrate.
 #   synrate  drain rate of a backlog queued while the reader was stopped:
 #            knockgw (count 1 and 2), nfq_min, and their drop variants
 #   flood    200 knocks while the daemon is flooded at its saturation rate
 #   latency  raw SYN -> answer times (knocked vs unprotected, bad knock vs
 #            closed port), and connect() through both roles
 #   tput     iperf3 with and without the roles
+#   gw       iperf3 through a router: gateway client role (from), gateway
+#            server role (forward), each against the same route without
+#            knockgw (bench/gw.sh, 3-namespace topologies drawn there)
+#   connrate new connections per second through the client role (kernel
+#            path) against plain connects (bench/gw.sh, bench/connrate.c)
 # Knobs: BUILD (default build), BENCH_REPS (7), BENCH_FLOOD_REPS (3),
-# BENCH_TPUT_REPS (8), BENCH_TPUT_SECONDS (3), BENCH_PERF=1 (extra,
-# unmeasured drains of knockgw and an iperf3 run of the user path under
-# `perf record`; the profiles are left in $BUILD/bench/perf-*.txt).
+# BENCH_TPUT_REPS (8, also gw's rounds), BENCH_TPUT_SECONDS (3),
+# BENCH_CONN_REPS (as BENCH_TPUT_REPS), BENCH_CONN_COUNT (30000),
+# BENCH_CONN_INFLIGHT (64), BENCH_CONN_SECONDS (3), BENCH_PERF=1 (extra,
+# unmeasured drains of knockgw, an iperf3 run of the user path and a
+# connrate run of the client role under `perf record`; the profiles are
+# left in $BUILD/bench/perf-*.txt).
 # The figures end the output as "BENCH <name> <value>" lines; bench/README.md
 # describes how each is measured.
 #
@@ -39,7 +47,7 @@ REPS=${BENCH_REPS:-7}
 FLOOD_REPS=${BENCH_FLOOD_REPS:-3}
 TPUT_REPS=${BENCH_TPUT_REPS:-8}
 TPUT_SECONDS=${BENCH_TPUT_SECONDS:-3}
-PHASES=${BENCH_PHASES:-"synrate flood latency tput"}
+PHASES=${BENCH_PHASES:-"synrate flood latency tput gw connrate"}
 PERF=${BENCH_PERF:-0}
 
 C4=192.0.2.1
@@ -69,7 +77,7 @@ CFLAGS_B=${BENCH_CFLAGS:-"-std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wstric
 LDFLAGS_B=${BENCH_LDFLAGS:-"-pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack"}
 LIBS_B=${BENCH_LIBS:-$(pkg-config --libs $PKG_B)}
 mkdir -p "$BB"
-for h in nfq_min synflood drainmon synprobe; do
+for h in nfq_min synflood drainmon synprobe connrate; do
 	if [ ! -x "$BB/$h" ] || [ "bench/$h.c" -nt "$BB/$h" ]; then
 		echo "  CC      bench/$h.c"
 		# shellcheck disable=SC2086
@@ -545,6 +553,9 @@ if phase tput; then
 		eval "stop_pid \$PID_$n"
 	done
 fi
+
+# --- gw, connrate (bench/gw.sh) -----------------------------------------------
+. "$TOP/bench/gw.sh"
 
 res "meta.load_end $(cut -d' ' -f1 /proc/loadavg)"
 echo
