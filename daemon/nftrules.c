@@ -18,6 +18,7 @@
 #include <libnftnl/common.h>
 #include <libnftnl/table.h>
 
+#include "log.h"
 #include "nftbatch.h"
 #include "nftplan.h"
 #include "nftrules.h"
@@ -125,6 +126,8 @@ static int replace(const struct conf *c, enum nft_queue_kind kind, enum table_ki
 {
 	if (install_in_place(c, kind, tk, err, errlen) == 0)
 		return 0;
+	log_debug("table inet %s: rules not replaced in place (%s); replacing the table", c->table,
+		  err);
 	return install(c, kind, tk, err, errlen);
 }
 
