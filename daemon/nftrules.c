@@ -40,54 +40,22 @@ static int make_plan(const struct conf *c, struct nftplan *p, enum table_kind tk
 	}
 }
 
-static int install(const struct conf *c, enum nft_queue_kind kind, enum table_kind tk, char *err,
-		   size_t errlen)
-{
-	struct nftbatch *bt = calloc(1, sizeof(*bt));
-	struct nftplan *p = calloc(1, sizeof(*p));
-	int ret = -ENOMEM;
-
-	snprintf(err, errlen, "out of memory");
-	if (!bt || !p || nftbatch_init(bt) < 0)
-		goto out;
-	if (make_plan(c, p, tk) < 0)
-		goto out;
-	/*
-	 * Create-then-delete-then-create in one transaction: whether or not an
-	 * old table exists, the result is exactly the new one, atomically.
-	 */
-	nftbatch_table(bt, c->table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "table (create)");
-	nftbatch_table(bt, c->table, NFT_MSG_DELTABLE, 0, "table (replace)");
-	nftbatch_table(bt, c->table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "table");
-	for (int ch = 0; ch < CH_MAX; ch++)
-		if (p->used[ch])
-			nftbatch_chain(bt, c->table, (enum nftplan_chain)ch);
-	for (size_t i = 0; i < p->n; i++)
-		nftbatch_rule(bt, c->table, &p->r[i], p, kind);
-	ret = nftbatch_commit(bt, err, errlen);
-out:
-	if (bt)
-		nftbatch_free(bt);
-	if (p)
-		nftplan_free(p);
-	free(bt);
-	free(p);
-	return ret;
-}
-
 /*
- * The new rules in the table's existing base chains, in one transaction:
- * each chain the plan uses is created if missing (an existing one must have
- * the same type, hook and priority, or the kernel refuses the batch) and
- * emptied, every other chain of ours is destroyed where it exists, then
- * the rules go in.  A chain that stays keeps its hook, and the kernel
- * drops every packet waiting in the namespace's queues whenever a hook
- * goes away: so a reload, or the switch to the hiding table at a stop,
- * loses no SYN being decided.  Any refusal (chains of another shape, a
- * kernel without DESTROYCHAIN) leaves the table as it was.
+ * One transaction for the plan of kind tk.  in_place false: create, then
+ * delete, then create the table: whether or not an old table exists, the
+ * result is exactly the new one, atomically.  in_place true: the new rules
+ * in the table's existing base chains: each chain the plan uses is created
+ * if missing (an existing one must have the same type, hook and priority,
+ * or the kernel refuses the batch) and emptied, every other chain of ours
+ * is destroyed where it exists, then the rules go in.  A chain that stays
+ * keeps its hook, and the kernel drops every packet waiting in the
+ * namespace's queues whenever a hook goes away: so a reload, or the switch
+ * to the hiding table at a stop, loses no SYN being decided.  Any refusal
+ * (chains of another shape, a kernel without DESTROYCHAIN) leaves the
+ * table as it was.
  */
-static int install_in_place(const struct conf *c, enum nft_queue_kind kind, enum table_kind tk,
-			    char *err, size_t errlen)
+static int install(const struct conf *c, enum nft_queue_kind kind, enum table_kind tk,
+		   bool in_place, char *err, size_t errlen)
 {
 	struct nftbatch *bt = calloc(1, sizeof(*bt));
 	struct nftplan *p = calloc(1, sizeof(*p));
@@ -98,14 +66,20 @@ static int install_in_place(const struct conf *c, enum nft_queue_kind kind, enum
 		goto out;
 	if (make_plan(c, p, tk) < 0)
 		goto out;
+	if (!in_place) {
+		nftbatch_table(bt, c->table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "table (create)");
+		nftbatch_table(bt, c->table, NFT_MSG_DELTABLE, 0, "table (replace)");
+	}
 	nftbatch_table(bt, c->table, NFT_MSG_NEWTABLE, NLM_F_CREATE, "table");
 	for (int ch = 0; ch < CH_MAX; ch++) {
-		if (p->used[ch]) {
-			nftbatch_chain(bt, c->table, (enum nftplan_chain)ch);
-			nftbatch_flush_chain(bt, c->table, (enum nftplan_chain)ch);
-		} else {
-			nftbatch_destroy_chain(bt, c->table, (enum nftplan_chain)ch);
-		}
+		enum nftplan_chain chain = (enum nftplan_chain)ch;
+
+		if (p->used[ch])
+			nftbatch_chain(bt, c->table, chain);
+		if (p->used[ch] && in_place)
+			nftbatch_flush_chain(bt, c->table, chain);
+		else if (in_place)
+			nftbatch_destroy_chain(bt, c->table, chain);
 	}
 	for (size_t i = 0; i < p->n; i++)
 		nftbatch_rule(bt, c->table, &p->r[i], p, kind);
@@ -124,16 +98,16 @@ out:
 static int replace(const struct conf *c, enum nft_queue_kind kind, enum table_kind tk, char *err,
 		   size_t errlen)
 {
-	if (install_in_place(c, kind, tk, err, errlen) == 0)
+	if (install(c, kind, tk, true, err, errlen) == 0)
 		return 0;
 	log_debug("table inet %s: rules not replaced in place (%s); replacing the table", c->table,
 		  err);
-	return install(c, kind, tk, err, errlen);
+	return install(c, kind, tk, false, err, errlen);
 }
 
 int nftrules_install(const struct conf *c, enum nft_queue_kind kind, char *err, size_t errlen)
 {
-	return install(c, kind, TABLE_RUNNING, err, errlen);
+	return install(c, kind, TABLE_RUNNING, false, err, errlen);
 }
 
 int nftrules_update(const struct conf *c, enum nft_queue_kind kind, char *err, size_t errlen)
@@ -150,7 +124,7 @@ int nftrules_install_hiding(const struct conf *c, enum nft_queue_kind kind, char
 int nftrules_install_keeper(const struct conf *c, enum nft_queue_kind kind, char *err,
 			    size_t errlen)
 {
-	return install(c, kind, TABLE_KEEPER, err, errlen);
+	return install(c, kind, TABLE_KEEPER, false, err, errlen);
 }
 
 int nftrules_remove(const char *table)
