@@ -12,44 +12,18 @@
 #   | vc 192.0.2.1   |--veth---| vs 192.0.2.2, 2001:db8::2 |  | eth0 10.88.0.2 |
 #   |    2001:db8::1 |         | table inet docker:        |  |  fd00:88::2    |
 #   | prober, nmap,  |         |  dnat :2200 -> ct :22     |--| sshd :22       |
-#   | ssh, client    |         |  redirect :2201 -> :22    |br|                |
+#   | ssh, client    |         |  redirect :2201 -> :22    |br0               |
 #   | role (2200)    |         | sshd :22; knockgw protects|  +----------------+
 #   +----------------+         |  22, 2200, 2201; 23 closed|
 #                              +---------------------------+
 . "$(dirname "$0")/lib.sh"
 
-NS_K=$PFX-3
-K4=10.88.0.2
-K6=fd00:88::2
 make_topology
 start_sshd
-ip netns add "$NS_K"
-in_k() { ip netns exec "$NS_K" "$@"; }
-ip -n "$NS_K" link set lo up
-in_s ip link add br0 type bridge
-in_s ip addr add 10.88.0.1/16 dev br0
-in_s ip addr add fd00:88::1/64 dev br0 nodad
-ip link add eth0 netns "$NS_K" type veth peer name vk netns "$NS_S"
-in_s ip link set vk master br0
-in_k ip addr add $K4/16 dev eth0
-in_k ip addr add $K6/64 dev eth0 nodad
-in_s ethtool -K vk rx off tx off >/dev/null
-in_k ethtool -K eth0 rx off tx off >/dev/null
-in_s ip link set br0 up
-in_s ip link set vk up
-in_k ip link set eth0 up
-in_k ip route add default via 10.88.0.1
-in_k ip -6 route add default via fd00:88::1
-in_s sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+make_container br0
 # The client can reach the container's own address too, routed (transit).
 in_c ip route add 10.88.0.0/16 via $S4
 in_c ip -6 route add fd00:88::/64 via $S6
-# The container's sshd: same config, its own namespace.
-in_k /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o PidFile="$TMP/sshd-k.pid" \
-	>"$TMP/sshd-k.log" 2>&1 &
-PIDS="$PIDS $!"
-listening 22 "$NS_K"
-wait_for 5 in_s ping -c1 -W1 $K4
 # What Docker installs for a published port, in its own table; and a
 # local forward 2201 -> 22 of this host.
 in_s nft -f - <<EOF

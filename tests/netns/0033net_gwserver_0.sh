@@ -10,51 +10,21 @@
 #
 #   client ns $NS_C          router ns $NS_R                host ns $NS_S
 #   +---------------+        +------------------------+     +------------------+
-#   | vc 192.0.2.1  |--veth--| rc 192.0.2.254         |     | vs 203.0.113.2   |
-#   |  2001:db8::1  |        |    2001:db8::fe        |     |  2001:db8:5::2   |
+#   | vc 192.0.2.2  |--veth--| rc 192.0.2.1           |     | vs 203.0.113.2   |
+#   | 2001:db8:c::2 |        |    2001:db8:c::1       |     |  2001:db8:5::2   |
 #   | prober, nmap, |        | knockgw: forward entry |-veth|  203.0.113.3     |
 #   | ssh, knock-   |        |  for 203.0.113.2 and   |     |  (unprotected)   |
 #   | connect       |        |  2001:db8:5::2, 22 and |     | sshd :22, :2222  |
 #   +---------------+        |  2222 (integrity 16)   |     | 23 closed        |
-#                            | rs 203.0.113.254       |     +------------------+
-#                            |    2001:db8:5::fe      |
+#                            | rs 203.0.113.1         |     +------------------+
+#                            |    2001:db8:5::1       |
 #                            +------------------------+
+# (lib.sh's make_router_topology, one more address on the host)
 . "$(dirname "$0")/lib.sh"
 
-NS_R=$PFX-3
-R_C4=192.0.2.254 R_C6=2001:db8::fe R_S4=203.0.113.254 R_S6=2001:db8:5::fe
-S4=203.0.113.2 S6=2001:db8:5::2 OTHER4=203.0.113.3
-in_r() { ip netns exec "$NS_R" "$@"; }
-
-ip netns add "$NS_C"
-ip netns add "$NS_R"
-ip netns add "$NS_S"
-ip link add vc netns "$NS_C" type veth peer name rc netns "$NS_R"
-ip link add vs netns "$NS_S" type veth peer name rs netns "$NS_R"
-in_c ip addr add $C4/24 dev vc
-in_c ip addr add $C6/64 dev vc nodad
-in_r ip addr add $R_C4/24 dev rc
-in_r ip addr add $R_C6/64 dev rc nodad
-in_r ip addr add $R_S4/24 dev rs
-in_r ip addr add $R_S6/64 dev rs nodad
-in_s ip addr add $S4/24 dev vs
+make_router_topology
+OTHER4=203.0.113.3
 in_s ip addr add $OTHER4/24 dev vs
-in_s ip addr add $S6/64 dev vs nodad
-for ns in "$NS_C" "$NS_R" "$NS_S"; do
-	ip -n "$ns" link set lo up
-done
-for pair in "$NS_C vc" "$NS_R rc" "$NS_R rs" "$NS_S vs"; do
-	set -- $pair
-	ip netns exec "$1" ethtool -K "$2" rx off tx off >/dev/null
-	ip -n "$1" link set "$2" up
-done
-in_r sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
-in_c ip route add default via $R_C4
-in_c ip -6 route add default via $R_C6
-in_s ip route add default via $R_S4
-in_s ip -6 route add default via $R_S6
-wait_for 5 in_c ping -c1 -W1 $S4
-wait_for 5 in_c ping -6 -c1 -W1 $S6
 quiet_client_rsts
 start_sshd
 start_sshd2

@@ -35,14 +35,10 @@
 #   +----------------+         +----------------------------+
 . "$(dirname "$0")/lib.sh"
 
-NS_K=$PFX-3
-K4=10.88.0.2
-K6=fd00:88::2
 make_topology
 start_sshd
 K=$(key_file k)
 LOG=$TMP/knockgw-$NS_S.log
-in_k() { ip netns exec "$NS_K" "$@"; }
 
 # --- the other tables, seen from outside ------------------------------------
 
@@ -182,29 +178,7 @@ hidden() {
 
 # === 1. Docker, as iptables-nft makes its tables ============================
 
-ip netns add "$NS_K"
-ip -n "$NS_K" link set lo up
-in_s ip link add docker0 type bridge
-in_s ip addr add 10.88.0.1/16 dev docker0
-in_s ip addr add fd00:88::1/64 dev docker0 nodad
-ip link add eth0 netns "$NS_K" type veth peer name veth0 netns "$NS_S"
-in_s ip link set veth0 master docker0
-in_k ip addr add $K4/16 dev eth0
-in_k ip addr add $K6/64 dev eth0 nodad
-in_s ethtool -K veth0 rx off tx off >/dev/null
-in_k ethtool -K eth0 rx off tx off >/dev/null
-in_s ip link set docker0 up
-in_s ip link set veth0 up
-in_k ip link set eth0 up
-in_k ip route add default via 10.88.0.1
-in_k ip -6 route add default via fd00:88::1
-in_s sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
-in_k /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o PidFile="$TMP/sshd-k.pid" \
-	>"$TMP/sshd-k.log" 2>&1 &
-PIDS="$PIDS $!"
-listening 22 "$NS_K"
-wait_for 5 in_s ping -c1 -W1 $K4
-wait_for 5 in_s ping -6 -c1 -W1 $K6
+make_container docker0
 
 # docker_rules: what dockerd (iptables backend, iptables-nft) adds for a
 # container on docker0 with -p 2200:22, v4 and v6.

@@ -139,6 +139,42 @@ make_router_topology() {
 	wait_for 5 in_c ping -6 -c1 -W1 $S6
 }
 
+# make_container BRIDGE: a "container" namespace $NS_K behind a bridge
+# BRIDGE in the server namespace, as Docker makes one (after make_topology
+# and start_sshd): the bridge 10.88.0.1/16, fd00:88::1/64; the container's
+# eth0 $K4 (10.88.0.2), $K6 (fd00:88::2), default route the bridge;
+# forwarding on in the server; an sshd on the container's port 22 (same
+# config as start_sshd's).  in_k runs a command in the container.
+NS_K=$PFX-k
+K4=10.88.0.2
+K6=fd00:88::2
+in_k() { ip netns exec "$NS_K" "$@"; }
+make_container() {
+	ip netns add "$NS_K"
+	ip -n "$NS_K" link set lo up
+	in_s ip link add "$1" type bridge
+	in_s ip addr add 10.88.0.1/16 dev "$1"
+	in_s ip addr add fd00:88::1/64 dev "$1" nodad
+	ip link add eth0 netns "$NS_K" type veth peer name veth0 netns "$NS_S"
+	in_s ip link set veth0 master "$1"
+	in_k ip addr add $K4/16 dev eth0
+	in_k ip addr add $K6/64 dev eth0 nodad
+	in_s ethtool -K veth0 rx off tx off >/dev/null
+	in_k ethtool -K eth0 rx off tx off >/dev/null
+	in_s ip link set "$1" up
+	in_s ip link set veth0 up
+	in_k ip link set eth0 up
+	in_k ip route add default via 10.88.0.1
+	in_k ip -6 route add default via fd00:88::1
+	in_s sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	in_k /usr/sbin/sshd -D -e -f "$TMP/sshd_config" -o PidFile="$TMP/sshd-k.pid" \
+		>"$TMP/sshd-k.log" 2>&1 &
+	PIDS="$PIDS $!"
+	listening 22 "$NS_K"
+	wait_for 5 in_s ping -c1 -W1 $K4
+	wait_for 5 in_s ping -6 -c1 -W1 $K6
+}
+
 # start_sshd: an unmodified OpenSSH sshd on port 22 of the server namespace.
 start_sshd() {
 	mkdir -p /run/sshd
