@@ -463,6 +463,37 @@ rst_alike() {
 	python3 "$TOP/tests/netns/rstcmp.py" ${3:-} "$TMP/$1.json" "$TMP/$2.json"
 }
 
+# flood NAME COUNT [SRC DST PORT]: tests/netns/synflood.py sends COUNT
+# unknocked SYNs to DST:PORT ($S4:22), one every 2 ms, in the background
+# from a fresh source port range; returns once its first SYN is out.
+# flood_done: waits for it.  answers NAME FLAGS: how many SYNs of flood
+# NAME got FLAGS first ("SA", "RA", "none").
+FLOODS=0
+flood() {
+	FLOODS=$((FLOODS + 1))
+	in_c python3 "$TOP/tests/netns/synflood.py" --iface vc --src "${3:-$C4}" \
+		--dst "${4:-$S4}" --dport "${5:-22}" --count "$2" \
+		--sport-base $((10000 + FLOODS % 25 * 2000)) --ready "$TMP/$1.ready" \
+		>"$TMP/$1.json" 2>"$TMP/$1.err" &
+	FLOOD_PID=$!
+	wait_for 10 test -e "$TMP/$1.ready"
+}
+flood_done() { wait "$FLOOD_PID" || true; }
+answers() { json "$TMP/$1.json" "j['answers'].get('$2', 0)"; }
+
+# hidden NAME [RUNS]: flood NAME got no SYN-ACK, and every SYN the
+# closed-port RST+ACK, but for at most RUNS (0) unbroken runs of unanswered
+# SYNs (when a hook goes away in the namespace, the kernel drops what is
+# queued at that moment; at kill -9, what arrives during the teardown).
+hidden() {
+	echo "# $1: $(json "$TMP/$1.json" "j['sent']") SYNs, answers" \
+		"$(json "$TMP/$1.json" "j['answers']"), unanswered $(json "$TMP/$1.json" "j['silent']")"
+	[ "$(answers "$1" SA)" = 0 ] || return 1
+	[ "$(($(answers "$1" RA) + $(answers "$1" none)))" = "$(json "$TMP/$1.json" "j['sent']")" ] ||
+		return 1
+	[ "$(json "$TMP/$1.json" "sum(1 for i, x in enumerate(j['silent']) if i == 0 or j['silent'][i - 1] != x - 1) <= ${2:-0}")" = True ]
+}
+
 # like_closed NAME SRC DST DPORT SEQ [args]: the answer to this segment is the
 # one port 23 (closed) gives to the same segment, field for field.
 like_closed() {
