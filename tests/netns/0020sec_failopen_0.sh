@@ -4,7 +4,8 @@
 # stalled (SIGSTOP) with a full queue must not let a flood of unknocked SYNs
 # reach sshd: the overflow is dropped, not accepted.  After SIGCONT knocks
 # work again.  Only once the daemon is gone (kill -9, the table stays) does
-# an unknocked SYN reach sshd, and with fail_open = false it is dropped.
+# an unknocked SYN reach sshd (fail_open = true needs on_stop = "open"), and
+# with fail_open = false it gets the kernel's closed-port RST.
 #
 #   client ns (prober.py, synburst.py)  ---- veth ----  server ns
 #                                                       sshd :22, knockgw
@@ -35,7 +36,8 @@ lost() {
 	check "fail_open = $1, no daemon attached: a plain SYN $3" plain_gets "$2"
 }
 
-start_server "$(entry 22)" "queue = { fail_open = true; maxlen = $MAXLEN; };"
+start_server "$(entry 22)" "queue = { fail_open = true; maxlen = $MAXLEN; };" \
+	'on_stop = "open";'
 
 check "fail_open = true, daemon running: a knock gets SYN-ACK" knock_gets SA
 check "fail_open = true, daemon running: a plain SYN gets RST" plain_gets RA
@@ -72,5 +74,5 @@ lost true SA "reaches sshd (SYN-ACK)"
 # And with fail_open = false the same loss of the daemon fails closed.
 start_server "$(entry 22)" "queue = { fail_open = false; maxlen = $MAXLEN; };"
 check "fail_open = false, daemon running: a knock gets SYN-ACK" knock_gets SA
-lost false None "is dropped (no answer)"
+lost false RA "gets the closed-port RST (the kernel's)"
 finish
