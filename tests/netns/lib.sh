@@ -463,6 +463,34 @@ rst_alike() {
 	python3 "$TOP/tests/netns/rstcmp.py" ${3:-} "$TMP/$1.json" "$TMP/$2.json"
 }
 
+# nmap_every TAG DST [PORT]: every nmap scan type (sS sA sF sN sX sM sW)
+# from the client namespace to DST sees PORT (22) as it sees the closed
+# port 23: one nmap_same row per scan type.
+nmap_every() {
+	ne_six=
+	case $2 in *:*) ne_six=-6 ;; esac
+	for ne_scan in sS sA sF sN sX sM sW; do
+		ne_out=$TMP/nmap-$(echo "$1" | tr -c 'A-Za-z0-9\n' _)-$ne_scan.txt
+		in_c timeout 60 nmap $ne_six -Pn -n -$ne_scan --max-retries 1 -p "${3:-22},23" "$2" \
+			>"$ne_out" 2>&1 || true
+		nmap_same "$1 nmap -$ne_scan" "$ne_out" "${3:-22}" 23
+	done
+}
+
+# refused_without_daemon TAG PORT: with no daemon running, v4 and v6, a
+# plain SYN and a valid knock (key $K) to PORT both get the closed port
+# 23's answer, field for field.
+refused_without_daemon() {
+	for rw_fam in 4 6; do
+		if [ $rw_fam = 4 ]; then rw_src=$C4 rw_dst=$S4; else rw_src=$C6 rw_dst=$S6; fi
+		check "$1, IPv$rw_fam: a plain SYN to $2 gets the closed-port RST, field for field" \
+			like_closed "stopped$rw_fam" $rw_src $rw_dst "$2" 01020304 --tsval 97
+		check "$1, IPv$rw_fam: so does a valid knock for $2 (nothing verifies it)" \
+			like_closed "stoppedk$rw_fam" $rw_src $rw_dst "$2" \
+			"$(isn native "$K" $rw_dst "$2" 96)" --tsval 96
+	done
+}
+
 # flood NAME COUNT [SRC DST PORT]: tests/netns/synflood.py sends COUNT
 # unknocked SYNs to DST:PORT ($S4:22), one every 2 ms, in the background
 # from a fresh source port range; returns once its first SYN is out.
