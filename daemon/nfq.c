@@ -99,6 +99,13 @@ static int cfg_talk(struct nfqueue *q, struct nlmsghdr *nlh)
 	return nl_talk(q->nl, nlh, NULL, NULL);
 }
 
+/*
+ * Bind, copy mode, length and flags in one message, which the kernel applies
+ * in that order in one call.  Never a bind on its own: the kernel drops,
+ * bypass or not, every packet that meets a queue bound without a copy mode
+ * (NFQNL_COPY_NONE), and our rules may be queueing already (start installs
+ * the table first), so a SYN arriving between two messages went unanswered.
+ */
 static int configure(struct nfqueue *q, uint32_t copy_range, uint32_t maxlen, unsigned flags)
 {
 	char buf[CFG_BUF_BYTES];
@@ -109,15 +116,6 @@ static int configure(struct nfqueue *q, uint32_t copy_range, uint32_t maxlen, un
 	nl_set_other(q->nl, early_packet, q);
 	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
 	nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_BIND);
-	r = cfg_talk(q, nlh);
-	if (r < 0) {
-		errno = -r;
-		log_warn("cannot bind NFQUEUE %u%s", q->num,
-			 r == -EBUSY ? " (another process holds it)" : "");
-		return r;
-	}
-
-	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, q->num);
 	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, (int)copy_range);
 	nfq_nlmsg_cfg_put_qmaxlen(nlh, maxlen);
 	if (flags & NFQUEUE_F_GSO)
@@ -135,7 +133,8 @@ static int configure(struct nfqueue *q, uint32_t copy_range, uint32_t maxlen, un
 	nl_set_other(q->nl, NULL, NULL);
 	if (r < 0) {
 		errno = -r;
-		log_warn("cannot configure NFQUEUE %u", q->num);
+		log_warn("cannot bind NFQUEUE %u%s", q->num,
+			 r == -EBUSY ? " (another process holds it)" : "");
 		return r;
 	}
 	for (size_t i = 0; i < q->nearly; i++)

@@ -14,7 +14,12 @@
 # answer: there the silent SYNs must form one unbroken run, with every SYN
 # before and after it refused.  (A client retransmits; a one-shot scanner
 # sees a few milliseconds of silence.)  After
-# each event a valid knock still gets in while a daemon runs.  Then
+# each event a valid knock still gets in while a daemon runs.  A start is
+# also held still under gdb at two moments of binding its queue (before
+# the queue's configuration goes out, and right after the kernel took it),
+# while a plain SYN comes: it must get the closed-port RST+ACK too (the
+# kernel drops, bypass or not, what meets a queue bound before its copy mode
+# is set).  Then
 # on_stop "open" deletes the table at a stop, as before; `knockgw flush`
 # refuses while a daemon runs.
 #
@@ -60,6 +65,32 @@ run_daemon
 check "running: a knock gets in" knock_in k0
 stop_daemon TERM
 check "a clean stop leaves the table" has_table
+
+# paused_start NAME FUNCTION SKIP: a start held under gdb at the call of
+# FUNCTION after the first SKIP, while a plain SYN comes (the prober waits
+# for its answer), then let go 0.5 s later; the SYN's answer is in NAME.
+# The daemon stops.
+paused_start() {
+	rm -f "$TMP/paused" "$TMP/go"
+	ip netns exec "$NS_S" gdb -q -batch -nx -ex 'set breakpoint pending on' \
+		-ex 'handle SIGTERM nostop noprint pass' -ex "break $2" -ex "ignore 1 $3" -ex run \
+		-ex "shell touch $TMP/paused; n=0; while [ ! -e $TMP/go ] && [ \$n -lt 200 ]; do sleep 0.05; n=\$((n + 1)); done" \
+		-ex continue --args "$TMP/bin/knockgw" -f -v -c "$TMP/knockgw.conf" \
+		>"$TMP/gdb-$1.log" 2>&1 &
+	gdb_pid=$!
+	wait_for 20 test -e "$TMP/paused" || cat "$TMP/gdb-$1.log"
+	(sleep 0.5 && touch "$TMP/go") &
+	probe "$1" $C4 $S4 22 01020304 --tsval 4000
+	wait_for 10 grep -q "^ready:" "$TMP/gdb-$1.log"
+	pkill -TERM -f "^$TMP/bin/knockgw -f -v -c" || true
+	wait_for 10 sh -c "! kill -0 $gdb_pid"
+}
+paused_start bindbefore nfq_nlmsg_cfg_put_params 0
+check "a SYN while a start is about to bind its queue gets the closed-port RST+ACK" \
+	answered bindbefore RA
+paused_start bindafter nl_set_other 1
+check "a SYN right after the kernel took the queue's configuration gets the closed-port RST+ACK" \
+	answered bindafter RA
 
 flood start 1000
 run_daemon
