@@ -19,6 +19,8 @@ LDFLAGS ?=
 FUZZ_SECONDS ?= 5
 
 BUILD := build
+# The release, one line in VERSION; --version prints it.
+VERSION := $(shell cat VERSION)
 PKGS := libnetfilter_queue libmnl libnftnl libconfig libsodium libsystemd libnetfilter_conntrack
 
 # Warnings are not optional: they stay even when CFLAGS is overridden.
@@ -30,7 +32,8 @@ HARDEN_LDFLAGS := -pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
-ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(HARDEN_CFLAGS) -Idaemon $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(HARDEN_CFLAGS) -Idaemon $(PKG_CFLAGS) $(CFLAGS) -MMD -MP \
+	-DKNOCKGW_VERSION=\"$(VERSION)\"
 ALL_LDFLAGS = $(HARDEN_LDFLAGS) $(LDFLAGS)
 
 ifeq ($(V),1)
@@ -60,6 +63,9 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# --version: a new VERSION rebuilds the one object that prints it.
+$(BUILD)/obj/daemon/cli.o: VERSION
 
 $(BUILD)/libknockgw.a: $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
