@@ -250,7 +250,7 @@ int invite_print(FILE *f, const struct invite_args *a, const char *key_path, con
 			   "# are part of the knock: ssh connects through knock-connect.\n",
 			a->integrity_len);
 	else
-		fprintf(f, "# The client's knockgw knocks for ssh's own connect(): no ProxyCommand.\n");
+		fprintf(f, "# The client's knockgw knocks for ssh's own connect(): nothing more needed.\n");
 	fprintf(f, "Host %s\n\tPort %u\n", a->dst, a->port);
 	if (a->integrity_len)
 		fprintf(f, "\tProxyCommand knock-connect %%h %%p\n");
