@@ -135,6 +135,8 @@ SYSCONFDIR ?= /etc
 SYSTEMDUNITDIR ?= /lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
 MAN_PAGES := man/knockgw.8 man/knockgw.conf.5 man/knock-connect.1
+COMPLETIONS := completions/knockgw completions/knock-connect
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 KGW_CONF := $(DESTDIR)$(SYSCONFDIR)/knockgw/knockgw.conf
 
 .PHONY: install uninstall
@@ -154,11 +156,15 @@ install: all
 	$(Q)for m in $(MAN_PAGES); do \
 		s=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/$${m#man/} || exit 1; \
 	done
+	$(Q)for c in $(COMPLETIONS); do \
+		install -D -m 0644 $$c $(DESTDIR)$(BASHCOMPDIR)/$${c#completions/} || exit 1; \
+	done
 
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(PREFIX)/sbin/knockgw $(DESTDIR)$(PREFIX)/bin/knock-connect \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/knockgw.service
 	$(Q)for m in $(MAN_PAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m#man/}; done
+	$(Q)for c in $(COMPLETIONS); do rm -f $(DESTDIR)$(BASHCOMPDIR)/$${c#completions/}; done
 	$(Q)echo "kept $(DESTDIR)$(SYSCONFDIR)/knockgw (configuration and keys); remove it by hand"
 
 # make check-asan: the daemon, knock-connect, the unit tests and the test
