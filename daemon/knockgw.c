@@ -90,11 +90,13 @@ static int conf_options(const struct command *cmd, int argc, char **argv, const 
 	while ((ch = getopt_long(argc, argv, conf ? ":c:h" : ":h", json ? with_json : plain,
 				 NULL)) != -1) {
 		switch (ch) {
-		case 'c':
-			*conf = optarg;
+		case 'c':	/* only in the optstring when conf is given */
+			if (conf)
+				*conf = optarg;
 			break;
-		case O_JSON:
-			*json = true;
+		case O_JSON:	/* only in the table when json is given */
+			if (json)
+				*json = true;
 			break;
 		case 'h':
 			printf("usage: knockgw %s\n%s\n", cmd->synopsis, cmd->summary);

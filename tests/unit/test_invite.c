@@ -217,5 +217,5 @@ int main(void)
 		close(null);
 	}
 	test_print();
-	return unit_done("test_invite");
+	return unit_done("invite");
 }
