@@ -343,10 +343,14 @@ static int cmd_invite(int argc, char **argv)
 	r = invite_print(stdout, &a, path, a.show_key ? b64 : NULL);
 	sodium_memzero(b64, sizeof(b64));
 	if (r < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "knockgw invite: cannot write the configuration: %s\n",
-			strerror(errno));
+		fprintf(stderr, "knockgw invite: cannot write the configuration: %s (the key stays "
+				"in %s; remove it to start over)\n", strerror(errno), path);
 		return 1;
 	}
+	/* The daemon runs as root and takes key files that are root's only. */
+	if (geteuid() != 0)
+		fprintf(stderr, "knockgw invite: note: %s is owned by uid %u; the daemon, as root, "
+				"needs it root's (chown root %s)\n", path, (unsigned)geteuid(), path);
 	return 0;
 }
 
