@@ -73,10 +73,8 @@ MODE=fallback
 # shellcheck source=/dev/null
 . completions/knock-connect
 rows
-complete -p knockgw | grep -q "_knockgw" && ok "registered for knockgw" ||
-	not_ok "registered for knockgw"
-complete -p knock-connect | grep -q "_knock_connect" && ok "registered for knock-connect" ||
-	not_ok "registered for knock-connect"
+check "registered for knockgw" eval 'complete -p knockgw | grep -q " _knockgw "'
+check "registered for knock-connect" eval 'complete -p knock-connect | grep -q " _knock_connect "'
 
 BC=/usr/share/bash-completion/bash_completion
 if [ -r "$BC" ]; then

@@ -10,6 +10,8 @@
 # the network or the system (no row gets as far as reading a config).
 # Prints "ok"/"not ok" lines and "run.sh: N passed, N failed".
 #   BUILD   build directory (default: build)
+# sh -c '...' sh ARGS: the single quotes are meant (SC2016).
+# shellcheck disable=SC2016
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}

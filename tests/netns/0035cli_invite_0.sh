@@ -7,6 +7,8 @@
 # knock-connect, its ProxyCommand, with integrity), and does not without
 # the client's daemon.  --show-key prints the key file's line; an existing
 # key is never replaced; a directory others may write is refused.
+# sh -c '...' sh ARGS: the single quotes are meant (SC2016).
+# shellcheck disable=SC2016
 . "$(dirname "$0")/lib.sh"
 
 make_topology
@@ -81,12 +83,12 @@ variant() {
 	[ "$out" = "$v_tag" ] || cat "$TMP/ssh.err"
 }
 
-variant plain alice $S4 22
+variant plain alice "$S4" 22
 check "plain: no ProxyCommand" sh -c '! grep -q ProxyCommand "$1"' sh "$TMP/plain/ssh_config"
 check "plain: the server let a knock through" [ "$(counter syn_accepted)" -ge 1 ]
 
 # OpenSSH's banner is "SSH-2.0-OpenSSH_9.2p1 ...": 21 bytes it always sends first.
-variant integrity bob $S6 2222 --mode knock --integrity-len 21
+variant integrity bob "$S6" 2222 --mode knock --integrity-len 21
 check "integrity: ProxyCommand knock-connect" \
 	grep -q '^	ProxyCommand knock-connect %h %p$' "$TMP/integrity/ssh_config"
 check "integrity: the server verified the first bytes" [ "$(counter integ_ok)" -ge 1 ]
@@ -94,7 +96,7 @@ check "integrity: the client daemon used knock-connect's intent" \
 	[ "$(ccounter client_intents_used)" -ge 1 ]
 
 # --show-key: the key piece is the key file's line.
-"$KNOCKGW" invite carol --dst $S4 --keys-dir "$KEYS" --show-key >"$TMP/show.out" && rc=0 || rc=$?
+"$KNOCKGW" invite carol --dst "$S4" --keys-dir "$KEYS" --show-key >"$TMP/show.out" && rc=0 || rc=$?
 check "--show-key: invite exits 0" [ "$rc" = 0 ]
 split_invite "$TMP/show.out" "$TMP/show"
 check "--show-key: the key piece's line is the key file" \
@@ -102,7 +104,7 @@ check "--show-key: the key piece's line is the key file" \
 
 # An existing key is never replaced.
 cp "$KEYS/alice.key" "$TMP/alice.before"
-"$KNOCKGW" invite alice --dst $S4 --keys-dir "$KEYS" >"$TMP/again.out" 2>"$TMP/again.err" &&
+"$KNOCKGW" invite alice --dst "$S4" --keys-dir "$KEYS" >"$TMP/again.out" 2>"$TMP/again.err" &&
 	rc=0 || rc=$?
 check "a second invite alice fails (exit 1)" [ "$rc" = 1 ]
 check "... says the key exists" grep -q "exists" "$TMP/again.err"
@@ -111,7 +113,7 @@ check "... and leaves the key alone" cmp -s "$TMP/alice.before" "$KEYS/alice.key
 
 # A directory others may write is refused, and nothing is written there.
 mkdir -m 777 "$TMP/open"
-"$KNOCKGW" invite dave --dst $S4 --keys-dir "$TMP/open" >/dev/null 2>"$TMP/open.err" &&
+"$KNOCKGW" invite dave --dst "$S4" --keys-dir "$TMP/open" >/dev/null 2>"$TMP/open.err" &&
 	rc=0 || rc=$?
 check "a world-writable keys directory is refused (exit 1)" [ "$rc" = 1 ]
 check "... with the reason" grep -q "writable by group or others" "$TMP/open.err"
