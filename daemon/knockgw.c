@@ -65,8 +65,9 @@ static int usage_error(const char *prog)
 }
 
 /*
- * The options of print-rules, status, flush: -c FILE, -h/--help, and
- * --json where json is not NULL.  -1 to run, 0 after --help, or CLI_USAGE.
+ * The options of genkey, print-rules, status and flush: -h/--help, -c FILE
+ * where conf is not NULL, --json where json is not NULL; no operands.  -1
+ * to run, 0 after --help (the command's synopsis on stdout), or CLI_USAGE.
  */
 static int conf_options(const struct command *cmd, int argc, char **argv, const char **conf,
 			bool *json)
