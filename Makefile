@@ -19,6 +19,8 @@ LDFLAGS ?=
 FUZZ_SECONDS ?= 5
 
 BUILD := build
+# The release, one line in VERSION; --version prints it.
+VERSION := $(shell cat VERSION)
 PKGS := libnetfilter_queue libmnl libnftnl libconfig libsodium libsystemd libnetfilter_conntrack
 
 # Warnings are not optional: they stay even when CFLAGS is overridden.
@@ -30,7 +32,8 @@ HARDEN_LDFLAGS := -pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
-ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(HARDEN_CFLAGS) -Idaemon $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(HARDEN_CFLAGS) -Idaemon $(PKG_CFLAGS) $(CFLAGS) -MMD -MP \
+	-DKNOCKGW_VERSION=\"$(VERSION)\"
 ALL_LDFLAGS = $(HARDEN_LDFLAGS) $(LDFLAGS)
 
 ifeq ($(V),1)
@@ -60,6 +63,9 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# --version: a new VERSION rebuilds the one object that prints it.
+$(BUILD)/obj/daemon/cli.o: VERSION
 
 $(BUILD)/libknockgw.a: $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
@@ -129,6 +135,8 @@ SYSCONFDIR ?= /etc
 SYSTEMDUNITDIR ?= /lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
 MAN_PAGES := man/knockgw.8 man/knockgw.conf.5 man/knock-connect.1
+COMPLETIONS := completions/knockgw completions/knock-connect
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 KGW_CONF := $(DESTDIR)$(SYSCONFDIR)/knockgw/knockgw.conf
 
 .PHONY: install uninstall
@@ -148,11 +156,15 @@ install: all
 	$(Q)for m in $(MAN_PAGES); do \
 		s=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/$${m#man/} || exit 1; \
 	done
+	$(Q)for c in $(COMPLETIONS); do \
+		install -D -m 0644 $$c $(DESTDIR)$(BASHCOMPDIR)/$${c#completions/} || exit 1; \
+	done
 
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(PREFIX)/sbin/knockgw $(DESTDIR)$(PREFIX)/bin/knock-connect \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/knockgw.service
 	$(Q)for m in $(MAN_PAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m#man/}; done
+	$(Q)for c in $(COMPLETIONS); do rm -f $(DESTDIR)$(BASHCOMPDIR)/$${c#completions/}; done
 	$(Q)echo "kept $(DESTDIR)$(SYSCONFDIR)/knockgw (configuration and keys); remove it by hand"
 
 # make check-asan: the daemon, knock-connect, the unit tests and the test

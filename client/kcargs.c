@@ -3,21 +3,23 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "kcargs.h"
 
 void kc_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: knock-connect [-c FILE] [-s SOCKET] [-w SECONDS] HOST PORT\n"
-		"       knock-connect isn --mode knock|native (--secret TEXT | --key-file FILE)\n"
-		"                         --dst ADDR --port N [--tsval N]\n"
-		"                         [--integrity-len N --payload-file FILE]\n"
-		"                         [--time UNIX_SECONDS] [--window N]\n"
+		"       knock-connect isn --mode knock|native (--secret TEXT | --key-file FILE) "
+		"--dst ADDR --port N [--tsval N] [--integrity-len N --payload-file FILE] "
+		"[--time UNIX_SECONDS] [--window N]\n"
+		"       knock-connect --help | --version\n"
 		"\n"
 		"Relays stdin/stdout to HOST PORT through the knock knockgw has configured\n"
 		"for it, e.g. ssh -o ProxyCommand='knock-connect %%h %%p'.\n"
@@ -25,6 +27,7 @@ void kc_usage(FILE *f)
 		KC_DEFAULT_CONF ", if readable)\n"
 		"  -s SOCKET   knockgw's control socket (default: " KC_DEFAULT_SOCKET ")\n"
 		"  -w SECONDS  connect timeout (default: %d)\n"
+		"  -h, --help  this text;  --version  the version\n"
 		"isn: --integrity-len is 1..%d, the daemon's limit.\n"
 		"Exit status: %d relay ended cleanly, %d error, %d usage, %d knockgw is not running,\n"
 		"%d no knock is configured for HOST PORT, %d connection refused, %d timed out.\n",
@@ -58,11 +61,17 @@ int kc_parse_number(const char *s, uint64_t max, uint64_t *ret)
 
 int kc_parse_connect_args(int argc, char **argv, struct kc_connect_args *ret)
 {
+	enum { O_VERSION = 256 };
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct kc_connect_args a = { .wait = KC_DEFAULT_WAIT };
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt(argc, argv, "+c:s:w:h")) != -1) {
+	while ((ch = getopt_long(argc, argv, "+c:s:w:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			a.conf_path = optarg;
@@ -79,6 +88,9 @@ int kc_parse_connect_args(int argc, char **argv, struct kc_connect_args *ret)
 			break;
 		case 'h':
 			kc_usage(stdout);
+			return KC_PARSE_HELP;
+		case O_VERSION:
+			cli_version(stdout, "knock-connect");
 			return KC_PARSE_HELP;
 		default:
 			kc_usage(stderr);

@@ -30,8 +30,8 @@ enum { KC_PARSE_RUN = 0, KC_PARSE_HELP = -1 };
 
 /*
  * The relay's command line: KC_PARSE_RUN (*ret filled), KC_PARSE_HELP
- * (usage printed on stdout) or KC_USAGE (said why on stderr).  Starts
- * getopt over (optind = 1).
+ * (usage or, for --version, the version printed on stdout) or KC_USAGE
+ * (said why on stderr).  Starts getopt over (optind = 1).
  */
 int kc_parse_connect_args(int argc, char **argv, struct kc_connect_args *ret);
 

@@ -6,14 +6,19 @@
  *   knockgw print-rules [-c FILE]      print the nft ruleset it would install
  *   knockgw status [-c FILE] [--json]  counters and flows of the running daemon
  *   knockgw flush [-c FILE]            remove the table a stopped daemon left
+ *   knockgw invite NAME --dst HOST ... a new key and the configuration for it
+ *   knockgw --help | --version
  *
  * This file is the command line: the subcommands, and the `status` client.
- * Running the daemon is daemon.h; the queue threads are workers.h; the
- * counters and their views are stats.h.  Without -f the daemon logs to
- * syslog; it does not fork (systemd Type=notify).
+ * Every command takes -h/--help (stdout, exit 0); a usage error says why on
+ * stderr and exits 2 (cli.h).  Running the daemon is daemon.h; the queue
+ * threads are workers.h; the counters and their views are stats.h; invite
+ * is invite.h and keywrite.h.  Without -f the daemon logs to syslog; it
+ * does not fork (systemd Type=notify).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,23 +31,87 @@
 
 #include <sodium.h>
 
+#include "cli.h"
 #include "conf.h"
 #include "ctlclient.h"
 #include "daemon.h"
+#include "invite.h"
 #include "keys.h"
+#include "keywrite.h"
 #include "log.h"
 #include "nftrules.h"
 #include "stats.h"
 
 #define DEFAULT_CONF "/etc/knockgw/knockgw.conf"
 
-static void usage(FILE *f)
+enum { CMD_DAEMON, CMD_GENKEY, CMD_PRINT_RULES, CMD_STATUS, CMD_FLUSH, CMD_INVITE, CMD_METRICS,
+       CMD_COUNT };
+
+/* One line per command in --help; each command's own --help repeats its line. */
+struct command {
+	const char *name;	/* argv[1]; NULL for the daemon itself */
+	const char *synopsis;	/* after "knockgw " */
+	const char *summary;
+	int (*run)(int argc, char **argv);	/* argv[0] is the name */
+};
+
+static const struct command commands[CMD_COUNT];
+static void usage(FILE *f);
+
+static int usage_error(const char *prog)
 {
-	fprintf(f, "usage: knockgw [-c FILE] [-f] [-n] [-v]\n"
-		   "       knockgw genkey\n"
-		   "       knockgw print-rules [-c FILE]\n"
-		   "       knockgw status [-c FILE] [--json]\n"
-		   "       knockgw flush [-c FILE]\n");
+	fprintf(stderr, "Try '%s --help'.\n", prog);
+	return CLI_USAGE;
+}
+
+/*
+ * The options of genkey, print-rules, status and flush: -h/--help, -c FILE
+ * where conf is not NULL, --json where json is not NULL; no operands.  -1
+ * to run, 0 after --help (the command's synopsis on stdout), or CLI_USAGE.
+ */
+static int conf_options(const struct command *cmd, int argc, char **argv, const char **conf,
+			bool *json)
+{
+	enum { O_JSON = 256 };
+	static const struct option plain[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct option with_json[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, O_JSON },
+		{ NULL, 0, NULL, 0 },
+	};
+	char prog[64];
+	int ch;
+
+	snprintf(prog, sizeof(prog), "knockgw %s", cmd->name);
+	optind = 0;	/* 0: a full reset of getopt */
+	opterr = 0;	/* cli_bad_option() says it, with the command's name */
+	while ((ch = getopt_long(argc, argv, conf ? ":c:h" : ":h", json ? with_json : plain,
+				 NULL)) != -1) {
+		switch (ch) {
+		case 'c':	/* only in the optstring when conf is given */
+			if (conf)
+				*conf = optarg;
+			break;
+		case O_JSON:	/* only in the table when json is given */
+			if (json)
+				*json = true;
+			break;
+		case 'h':
+			printf("usage: knockgw %s\n%s\n", cmd->synopsis, cmd->summary);
+			return 0;
+		default:
+			cli_bad_option(prog, ch, argv);
+			return usage_error(prog);
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "%s: unexpected argument \"%s\"\n", prog, argv[optind]);
+		return usage_error(prog);
+	}
+	return -1;
 }
 
 /* Secrets must not leak through a core dump or a ptrace by another user. */
@@ -54,10 +123,13 @@ static void harden_process(void)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
-static int cmd_genkey(void)
+static int cmd_genkey(int argc, char **argv)
 {
 	char b64[64];
+	int r = conf_options(&commands[CMD_GENKEY], argc, argv, NULL, NULL);
 
+	if (r >= 0)
+		return r;
 	if (key_generate_base64(b64, sizeof(b64)) < 0) {
 		fprintf(stderr, "knockgw: cannot encode the key\n");
 		return 1;
@@ -65,6 +137,27 @@ static int cmd_genkey(void)
 	fputs(b64, stdout);
 	sodium_memzero(b64, sizeof(b64));
 	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* `knockgw print-rules`: the ruleset for the configuration, in nft syntax. */
+static int cmd_print_rules(int argc, char **argv)
+{
+	enum nft_queue_kind kind = NFT_QUEUE_COMPAT;
+	const char *path = DEFAULT_CONF;
+	struct conf *c;
+	int r = conf_options(&commands[CMD_PRINT_RULES], argc, argv, &path, NULL);
+
+	if (r >= 0)
+		return r;
+	c = daemon_load_conf(path, false);
+	if (!c)
+		return 1;
+	/* Without privileges the probe fails: show the portable form. */
+	if (nftrules_probe(&kind) < 0)
+		kind = NFT_QUEUE_COMPAT;
+	nftrules_print(c, kind, stdout);
+	daemon_free_conf(c);
+	return 0;
 }
 
 /* ------------------------------------------------------------- status */
@@ -118,13 +211,18 @@ static int read_line(const char *line, size_t len, void *arg)
 }
 
 /* `knockgw status [--json]`: asks the running daemon over its control socket. */
-static int cmd_status(const char *path, bool json)
+static int cmd_status(int argc, char **argv)
 {
-	struct conf *c = daemon_load_conf(path, false);
+	const char *path = DEFAULT_CONF;
+	bool json = false;
+	struct conf *c;
 	char sock[sizeof(c->control_socket)];
 	struct stats *s;
-	int r;
+	int r = conf_options(&commands[CMD_STATUS], argc, argv, &path, &json);
 
+	if (r >= 0)
+		return r;
+	c = daemon_load_conf(path, false);
 	if (!c)
 		return 1;
 	snprintf(sock, sizeof(sock), "%s", c->control_socket);
@@ -165,11 +263,15 @@ static bool daemon_listening(const char *path)
  * ports (on_stop "hide"), by hand.  Not under a running daemon, which
  * would put it back at its next check: that is `systemctl stop`'s job.
  */
-static int cmd_flush(const char *path)
+static int cmd_flush(int argc, char **argv)
 {
-	struct conf *c = daemon_load_conf(path, false);
-	int r;
+	const char *path = DEFAULT_CONF;
+	struct conf *c;
+	int r = conf_options(&commands[CMD_FLUSH], argc, argv, &path, NULL);
 
+	if (r >= 0)
+		return r;
+	c = daemon_load_conf(path, false);
 	if (!c)
 		return 1;
 	if (daemon_listening(c->control_socket)) {
@@ -195,51 +297,83 @@ static int cmd_flush(const char *path)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* ------------------------------------------------------------- invite */
+
+/*
+ * `knockgw invite`: the key first (nothing is printed for a key that could
+ * not be written), read back as the daemon will read it, then the text.
+ */
+static int cmd_invite(int argc, char **argv)
 {
+	struct invite_args a;
+	char dir[PATH_MAX], path[PATH_MAX + INVITE_NAME_MAX + 8], file[INVITE_NAME_MAX + 8];
+	char b64[64], err[PATH_MAX + 256];
+	uint8_t key[KG_KEY_MAX];
+	size_t key_len;
+	int r = invite_parse_args(argc, argv, &a);
+
+	if (r == INVITE_HELP)
+		return 0;
+	if (r != INVITE_RUN)
+		return r;
+	snprintf(file, sizeof(file), "%s.key", a.name);
+	if (key_generate_base64(b64, sizeof(b64)) < 0) {
+		fprintf(stderr, "knockgw invite: cannot make a key\n");
+		return 1;
+	}
+	r = keywrite_new(a.keys_dir, file, b64, err, sizeof(err));
+	if (r < 0) {
+		sodium_memzero(b64, sizeof(b64));
+		fprintf(stderr, "knockgw invite: %s\n", err);
+		return 1;
+	}
+	/* The configuration needs the absolute path: a relative one is the config's. */
+	if (!realpath(a.keys_dir, dir)) {
+		sodium_memzero(b64, sizeof(b64));
+		fprintf(stderr, "knockgw invite: %s: %s\n", a.keys_dir, strerror(errno));
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", file);
+	r = keyfile_read(path, key, &key_len, err, sizeof(err));
+	sodium_memzero(key, sizeof(key));
+	if (r < 0) {
+		sodium_memzero(b64, sizeof(b64));
+		fprintf(stderr, "knockgw invite: the new key does not load: %s\n", err);
+		return 1;
+	}
+	r = invite_print(stdout, &a, path, a.show_key ? b64 : NULL);
+	sodium_memzero(b64, sizeof(b64));
+	if (r < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "knockgw invite: cannot write the configuration: %s (the key stays "
+				"in %s; remove it to start over)\n", strerror(errno), path);
+		return 1;
+	}
+	/* The daemon runs as root and takes key files that are root's only. */
+	if (geteuid() != 0)
+		fprintf(stderr, "knockgw invite: note: %s is owned by uid %u; the daemon, as root, "
+				"needs it root's (chown root %s)\n", path, (unsigned)geteuid(), path);
+	return 0;
+}
+
+/* ------------------------------------------------------------- the daemon */
+
+/* `knockgw [-c FILE] [-f] [-n] [-v]`: run, or check the configuration. */
+static int cmd_daemon(int argc, char **argv)
+{
+	enum { O_VERSION = 256 };
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *conf_path = DEFAULT_CONF;
-	bool foreground = false, check_only = false, print_rules = false, status = false;
-	bool flush = false;
-	bool json = false;
+	bool foreground = false, check_only = false;
 	int verbose = 0;
 	int ch;
 
-	harden_process();
-	if (sodium_init() < 0) {
-		fprintf(stderr, "knockgw: libsodium failed to initialise\n");
-		return 1;
-	}
-	if (argc >= 2 && strcmp(argv[1], "genkey") == 0) {
-		if (argc != 2) {
-			usage(stderr);
-			return 2;
-		}
-		return cmd_genkey();
-	}
-	if (argc >= 2 && strcmp(argv[1], "print-rules") == 0) {
-		print_rules = true;
-		argc--;
-		argv++;
-	} else if (argc >= 2 && strcmp(argv[1], "flush") == 0) {
-		flush = true;
-		argc--;
-		argv++;
-	} else if (argc >= 2 && strcmp(argv[1], "status") == 0) {
-		status = true;
-		argc--;
-		argv++;
-		/* --json, wherever it stands: getopt knows short options only. */
-		for (int i = 1; i < argc; i++) {
-			if (strcmp(argv[i], "--json") == 0) {
-				json = true;
-				memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
-				argc--;
-				break;
-			}
-		}
-	}
-
-	while ((ch = getopt(argc, argv, "c:fnvh")) != -1) {
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":c:fnvh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			conf_path = optarg;
@@ -256,35 +390,24 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case O_VERSION:
+			cli_version(stdout, "knockgw");
+			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			cli_bad_option("knockgw", ch, argv);
+			return usage_error("knockgw");
 		}
 	}
 	if (optind != argc) {
-		usage(stderr);
-		return 2;
+		fprintf(stderr, "knockgw: unknown command \"%s\"\n", argv[optind]);
+		return usage_error("knockgw");
 	}
-	if (status)
-		return cmd_status(conf_path, json);
-	if (flush)
-		return cmd_flush(conf_path);
 
 	struct conf *conf = daemon_load_conf(conf_path, false);
 	if (!conf)
 		return 1;
 	if (check_only) {
 		printf("configuration OK\n");
-		daemon_free_conf(conf);
-		return 0;
-	}
-	if (print_rules) {
-		enum nft_queue_kind kind = NFT_QUEUE_COMPAT;
-
-		/* Without privileges the probe fails: show the portable form. */
-		if (nftrules_probe(&kind) < 0)
-			kind = NFT_QUEUE_COMPAT;
-		nftrules_print(conf, kind, stdout);
 		daemon_free_conf(conf);
 		return 0;
 	}
@@ -302,4 +425,63 @@ int main(int argc, char **argv)
 	daemon_free_conf(kg->conf);
 	free(kg);
 	return ret;
+}
+
+/* ------------------------------------------------------------- dispatch */
+
+static const struct command commands[CMD_COUNT] = {
+	[CMD_DAEMON] = { NULL, "[-c FILE] [-f] [-n] [-v]",
+			 "Run the daemon (-f: in the foreground, logging to stderr; -v: at debug),\n"
+			 "or with -n check the configuration and exit.", cmd_daemon },
+	[CMD_GENKEY] = { "genkey", "genkey", "Print a new native key: 32 random bytes, base64.",
+			 cmd_genkey },
+	[CMD_PRINT_RULES] = { "print-rules", "print-rules [-c FILE]",
+			      "Print the nftables ruleset the daemon would install.",
+			      cmd_print_rules },
+	[CMD_STATUS] = { "status", "status [-c FILE] [--json]",
+			 "Print the running daemon's state and counters.", cmd_status },
+	[CMD_FLUSH] = { "flush", "flush [-c FILE]",
+			"Remove the table a stopped daemon left to hide its ports.", cmd_flush },
+	[CMD_INVITE] = { "invite", INVITE_SYNOPSIS,
+			 "Write a new key and print the configuration a client and this server need.",
+			 cmd_invite },
+	/* Its module dispatches it (metrics.h); listed here for --help. */
+	[CMD_METRICS] = { "metrics", "metrics [-c FILE]",
+			  "Print the running daemon's counters for Prometheus.", NULL },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < CMD_COUNT; i++)
+		fprintf(f, "%s knockgw %s\n", i ? "      " : "usage:", commands[i].synopsis);
+	fprintf(f, "       knockgw --help | --version\n\n");
+	for (i = 0; i < CMD_COUNT; i++) {
+		const char *s = commands[i].summary;
+
+		fprintf(f, "%-12s ", commands[i].name ? commands[i].name : "(daemon)");
+		/* Indent a summary's later lines under its first. */
+		for (; *s; s++) {
+			fputc(*s, f);
+			if (*s == '\n')
+				fprintf(f, "%-12s ", "");
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "\nFILE is " DEFAULT_CONF " unless -c says otherwise.  Every command takes\n"
+		   "-h or --help.  Exit status: 0 ok, 1 error, 2 usage.\n");
+}
+
+int main(int argc, char **argv)
+{
+	harden_process();
+	if (sodium_init() < 0) {
+		fprintf(stderr, "knockgw: libsodium failed to initialise\n");
+		return 1;
+	}
+	for (size_t i = 0; argc >= 2 && i < CMD_COUNT; i++)
+		if (commands[i].name && commands[i].run && strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	return cmd_daemon(argc, argv);
 }

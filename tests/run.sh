@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-5}
-TESTS=${TESTS:-"unit valgrind conf isn hardening install fuzz netns"}
+TESTS=${TESTS:-"unit valgrind conf isn cli hardening install fuzz netns"}
 export BUILD
 
 passed=0
@@ -44,6 +44,8 @@ want valgrind && run valgrind sh tests/valgrind.sh
 want conf && run conf sh tests/conf/run.sh
 
 want isn && run isn python3 tests/isn/cross_check.py "$BUILD"
+
+want cli && run cli sh tests/cli/run.sh
 
 want hardening && run hardening sh tests/hardening.sh
 

@@ -53,6 +53,7 @@ SYSCONF=$D/etc/knockgw
 UNIT=$D/lib/systemd/system/knockgw.service
 MAN=$D$PREFIX/share/man
 MANPAGES="man8/knockgw.8 man5/knockgw.conf.5 man1/knock-connect.1"
+BASHCOMP=$D$PREFIX/share/bash-completion/completions
 
 # --- first install ------------------------------------------------------
 check "make install DESTDIR=..." run_make install DESTDIR="$D"
@@ -66,6 +67,12 @@ for m in $MANPAGES; do
 	check "man page $m 0644" mode "$MAN/$m" 644 f
 	check "man page $m is man/${m#*/}" cmp -s "man/${m#*/}" "$MAN/$m"
 done
+for c in knockgw knock-connect; do
+	check "bash completion $c 0644" mode "$BASHCOMP/$c" 644 f
+	check "bash completion $c is completions/$c" cmp -s "completions/$c" "$BASHCOMP/$c"
+done
+check "installed knockgw --version is the VERSION file's" \
+	sh -c '[ "$("$1" --version)" = "knockgw $(cat VERSION)" ]' sh "$D$PREFIX/sbin/knockgw"
 check "installed binaries are the built ones" \
 	sh -c 'cmp -s "$1/knockgw" "$2/sbin/knockgw" && cmp -s "$1/knock-connect" "$2/bin/knock-connect"' \
 	sh "$BUILD" "$D$PREFIX"
@@ -99,6 +106,9 @@ check "uninstall removes the unit" test ! -e "$UNIT"
 for m in $MANPAGES; do
 	check "uninstall removes $m" test ! -e "$MAN/$m"
 done
+for c in knockgw knock-connect; do
+	check "uninstall removes the bash completion $c" test ! -e "$BASHCOMP/$c"
+done
 check "uninstall keeps the config" cmp -s "$tmp/edited.conf" "$SYSCONF/knockgw.conf"
 check "uninstall keeps knockgw.conf.new" test -f "$SYSCONF/knockgw.conf.new"
 check "uninstall keeps the keys" cmp -s "$tmp/alice.key" "$SYSCONF/keys/alice.key"
@@ -111,6 +121,8 @@ check "make install PREFIX=/usr/local SYSCONFDIR=/etc" \
 check "PREFIX=/usr/local: sbin/knockgw 0755" mode "$D2/usr/local/sbin/knockgw" 755 f
 check "PREFIX=/usr/local: man page under share/man" \
 	mode "$D2/usr/local/share/man/man8/knockgw.8" 644 f
+check "PREFIX=/usr/local: bash completion under share/bash-completion" \
+	mode "$D2/usr/local/share/bash-completion/completions/knockgw" 644 f
 check "PREFIX=/usr/local: unit runs /usr/local/sbin/knockgw" \
 	unit_points "$D2/lib/systemd/system/knockgw.service" /usr/local "$D2"
 check "PREFIX=/usr/local: no /usr/sbin path left in the unit" \

@@ -1,0 +1,72 @@
+/*
+ * invite.h - `knockgw invite`: onboarding one client.
+ *
+ *   knockgw invite NAME --dst HOST [--port N] [--mode native|knock]
+ *                  [--integrity-len N] [--keys-dir DIR] [--show-key]
+ *
+ * makes a new key DIR/NAME.key (keyfile.h) and prints, ready to paste, the
+ * four pieces that put it to use, each under a line
+ *
+ *   # === server: /etc/knockgw/knockgw.conf
+ *   # === client: PATH-OF-THE-KEY
+ *   # === client: /etc/knockgw/knockgw.conf
+ *   # === client: ~/.ssh/config
+ *
+ * the server's keys and protect lists, the key file's content (only with
+ * --show-key; otherwise how to copy it), the client's keys and knock lists,
+ * and an ssh_config Host block, with knock-connect as its ProxyCommand when
+ * the knock has integrity (the daemon refuses a plain connect() then).
+ * Each configuration piece passes `knockgw -n` on its own.
+ *
+ * Here: the command line and the text, pure (apart from getopt's state and
+ * the usage messages on stderr), so that the unit tests can run them.
+ */
+#ifndef KNOCKGW_INVITE_H
+#define KNOCKGW_INVITE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define INVITE_KEYS_DIR "/etc/knockgw/keys"
+#define INVITE_SYNOPSIS                                                           \
+	"invite NAME --dst HOST [--port N] [--mode native|knock] [--integrity-len N] " \
+	"[--keys-dir DIR] [--show-key]"
+
+enum { INVITE_NAME_MAX = 32 };
+
+struct invite_args {
+	const char *name;	/* key name and file name: see invite_name_ok() */
+	const char *dst;	/* an IPv4 or IPv6 address, as given */
+	unsigned port;		/* 1..65535, default 22 */
+	const char *mode;	/* "native" (default) or "knock" */
+	unsigned integrity_len;	/* 0 (default) .. INTEG_MAX_LEN */
+	const char *keys_dir;	/* default INVITE_KEYS_DIR */
+	bool show_key;
+};
+
+enum { INVITE_RUN = 0, INVITE_HELP = -1 };
+
+/*
+ * The command line after "invite" (argv[0] is "invite"): INVITE_RUN with
+ * *ret filled, INVITE_HELP (the usage printed on stdout) or CLI_USAGE
+ * (said why on stderr).  Starts getopt over (optind = 0).
+ */
+int invite_parse_args(int argc, char **argv, struct invite_args *ret);
+
+/* The usage of `knockgw invite`, with what each option means. */
+void invite_usage(FILE *f);
+
+/*
+ * A key name that is also a safe file name: 1..32 characters of A-Z a-z
+ * 0-9 _ . -, not starting with '.' or '-' (no hidden file, no option).
+ */
+bool invite_name_ok(const char *name);
+
+/*
+ * Prints the four pieces for a key at key_path (absolute).  key_b64 is the
+ * key file's line, printed only when a->show_key; NULL otherwise.  0, or
+ * -EIO when f failed.
+ */
+int invite_print(FILE *f, const struct invite_args *a, const char *key_path, const char *key_b64);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * keywrite.h - writing a new key file, for `knockgw invite`.
+ *
+ * The file is what keyfile_read() (keys.h) accepts: one line of base64,
+ * a regular file owned by the caller (root, for the daemon), mode 0600.
+ * It is created, never replaced (O_EXCL: an existing key may be in use),
+ * in a directory that only its owner may change, made 0700 when missing,
+ * and synced before success is reported.  Messages never hold key bytes.
+ */
+#ifndef KNOCKGW_KEYWRITE_H
+#define KNOCKGW_KEYWRITE_H
+
+#include <stddef.h>
+
+/*
+ * Creates dir/file holding text.  dir is created (mode 0700) when missing,
+ * its parent must exist; an existing dir must be a directory owned by root
+ * or the caller that group and others may not write to.  Returns 0, or
+ * -errno with a one-line reason in err (-EEXIST when the file exists); a
+ * failure leaves no file behind that this call made.
+ */
+int keywrite_new(const char *dir, const char *file, const char *text, char *err, size_t errlen);
+
+#endif
