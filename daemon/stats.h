@@ -83,6 +83,12 @@ struct stats_port {
 	uint64_t accepted, refused;
 };
 
+/* Knocks accepted with one key of the configuration (by its name). */
+struct stats_key {
+	char name[CONF_NAME_MAX];
+	uint64_t accepted;
+};
+
 struct stats_ctl {
 	char name[STATS_CTL_NAME];
 	uint64_t value;
@@ -111,6 +117,7 @@ struct stats {
 	unsigned queue_first, queue_last;
 	bool translate_user;
 	struct stats_port port[CONF_MAX_PROTECT];	/* nprotect of them */
+	struct stats_key key[CONF_MAX_KEYS];		/* nkeys of them, in config order */
 };
 
 /* Where one queue thread's counters are. */
@@ -121,8 +128,9 @@ struct stats_queue_src {
 };
 
 /*
- * Adds one queue thread's counters (every STATS_SUM_QUEUES group, and the
- * per-port figures of the first s->nprotect ports).  Plain reads of another
+ * Adds one queue thread's counters (every STATS_SUM_QUEUES group, the
+ * per-port figures of the first s->nprotect ports and the per-key ones of
+ * the first s->nkeys keys).  Plain reads of another
  * thread's counters: a snapshot, maybe a packet old.
  */
 void stats_add_queue(struct stats *s, const struct stats_queue_src *src);

@@ -31,6 +31,8 @@ static struct stats *fixture(void)
 		srv[i].pkt_drop[PKT_SHORT] = 4;
 		srv[i].port_accepted[0] = 3;
 		srv[i].port_refused[1] = 5;
+		srv[i].key_accepted[1] = 3;
+		srv[i].key_accepted[2] = 100;	/* past nkeys: not added */
 		cli[i][CC_knocked] = 6;
 	}
 	snprintf(s->conf_path, sizeof(s->conf_path), "/etc/knock gw: x/knockgw.conf");
@@ -44,6 +46,8 @@ static struct stats *fixture(void)
 	s->translate_user = true;
 	s->port[0] = (struct stats_port){ 22, "native", true, 0, 0 };
 	s->port[1] = (struct stats_port){ 2222, "knock", false, 0, 0 };
+	snprintf(s->key[0].name, sizeof(s->key[0].name), "alice");
+	snprintf(s->key[1].name, sizeof(s->key[1].name), "bob.2026-rot");
 	for (int i = 0; i < 2; i++) {
 		struct stats_queue_src src = { &q[i], &srv[i], cli[i] };
 
@@ -113,7 +117,9 @@ static const char *const status_rows[] = {
 	/* 9 */ "\ndrop short 8\n",
 	/* 10 */ "\nclient knocked 12\n",
 	/* 11 */ "\ncontrol ctl_err_not_root 1\n",
-	/* 12 */ "\nnfqueue received 21\nnfqueue verdicts 41\nnfqueue enobufs 2\nnfqueue nl_errors 4\n"
+	/* 12 */ "\nport 2222 mode knock: accepted 0 refused 10\nkey alice accepted 0\n"
+		 "key bob.2026-rot accepted 6\nreplay table",
+	/* 13 */ "\nnfqueue received 21\nnfqueue verdicts 41\nnfqueue enobufs 2\nnfqueue nl_errors 4\n"
 		"nfqueue bad_msgs 6\nnfqueue send_errors 8\nnfqueue large_verdicts 10\n",
 };
 
@@ -157,6 +163,11 @@ static const struct parse_row parse_rows[] = {
 	/* 13 */ { "server syn_accepted 18446744073709551616\n", -EINVAL },
 	/* 14 */ { "nfqueue large_verdicts 7\n", 0 },
 	/* 15 */ { "nfqueue queued 7\n", -ENOENT },	/* the log's name, not status's */
+	/* 16 */ { "key alice accepted 3\n", 0 },
+	/* 17 */ { "key alice accepted x\n", -EINVAL },
+	/* 18 */ { "key alice refused 3\n", -EINVAL },
+	/* 19 */ { "key  accepted 3\n", -EINVAL },
+	/* 20 */ { "key a-very-long-key-name-of-33-chars3 accepted 1\n", -EINVAL },
 };
 
 static bool has(const char *text, const char *want)
