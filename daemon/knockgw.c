@@ -6,6 +6,7 @@
  *   knockgw print-rules [-c FILE]      print the nft ruleset it would install
  *   knockgw status [-c FILE] [--json]  counters and flows of the running daemon
  *   knockgw flush [-c FILE]            remove the table a stopped daemon left
+ *   knockgw metrics [-c FILE] [-o FILE] the counters for Prometheus (metricscmd.h)
  *
  * This file is the command line: the subcommands, and the `status` client.
  * Running the daemon is daemon.h; the queue threads are workers.h; the
@@ -31,6 +32,7 @@
 #include "daemon.h"
 #include "keys.h"
 #include "log.h"
+#include "metricscmd.h"
 #include "nftrules.h"
 #include "stats.h"
 
@@ -42,7 +44,8 @@ static void usage(FILE *f)
 		   "       knockgw genkey\n"
 		   "       knockgw print-rules [-c FILE]\n"
 		   "       knockgw status [-c FILE] [--json]\n"
-		   "       knockgw flush [-c FILE]\n");
+		   "       knockgw flush [-c FILE]\n"
+		   "       knockgw metrics [-c FILE] [--output FILE]\n");
 }
 
 /* Secrets must not leak through a core dump or a ptrace by another user. */
@@ -237,6 +240,8 @@ int main(int argc, char **argv)
 				break;
 			}
 		}
+	} else if (argc >= 2 && strcmp(argv[1], "metrics") == 0) {
+		return metrics_main(argc - 1, argv + 1, DEFAULT_CONF);
 	}
 
 	while ((ch = getopt(argc, argv, "c:fnvh")) != -1) {
