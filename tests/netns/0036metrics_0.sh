@@ -118,6 +118,8 @@ OUT=$TMP/textfile/knockgw.prom
 check "--output writes the file" $M --output "$OUT"
 check "its mode is 0644" [ "$(stat -c %a "$OUT")" = 644 ]
 check "it holds the metrics, knockgw_up 1 last" [ "$(tail -n 1 "$OUT")" = "knockgw_up 1" ]
+# Held open, the first file's inode cannot be reused by a later one.
+exec 3<"$OUT"
 INODE=$(stat -c %i "$OUT")
 python3 - "$OUT" "$TMP/reader.stop" >"$TMP/reader.out" 2>&1 <<'EOPY' &
 import os, sys, time
@@ -150,12 +152,30 @@ check "the reader saw only whole files (reads, incomplete)" \
 	awk '$1 > 0 && $2 == 0 { ok = 1 } END { exit !ok }' "$TMP/reader.out"
 echo "# reader: $(cat "$TMP/reader.out")"
 check "each write replaces the file (a new inode)" [ "$(stat -c %i "$OUT")" != "$INODE" ]
+check "the replaced file, still open, stayed whole" sh -c "tail -n 1 <&3 | grep -qx 'knockgw_up 1'"
+exec 3<&-
 check "no temporary file is left beside it" [ "$(ls -A "$TMP/textfile")" = knockgw.prom ]
 check "promtool accepts the written file" promtool check metrics <"$OUT"
+# The shipped unit's sandbox, rebuilt without systemd (unitsandbox.py: its
+# bounding set, no_new_privs, system call filter, address families, umask).
+python3 "$TOP/tests/netns/unitsandbox.py" "$TOP/systemd/knockgw-metrics.service" \
+	"$BUILD/tools/unitexec" >"$TMP/sandbox.words" 2>"$TMP/sandbox.notes"
+cat "$TMP/sandbox.notes"
+SANDBOX=$(tr '\n' ' ' <"$TMP/sandbox.words")
+rm -f "$OUT"
+# shellcheck disable=SC2086
+check "under knockgw-metrics.service's sandbox: --output exit 0" \
+	$SANDBOX $M --output "$OUT"
+check "under the sandbox: the file is whole, mode 0644" \
+	sh -c "[ \"\$(tail -n 1 '$OUT')\" = 'knockgw_up 1' ] && [ \$(stat -c %a '$OUT') = 644 ]"
 check "--output into a missing directory: exit 1" sh -c "$M --output $TMP/nodir/x.prom; [ \$? = 1 ]"
 
+# Control connections are closed off the main thread (ctlcloser.h): wait for them.
+same_sockets() { [ "$(sockets)" = "$SOCKETS" ]; }
 check "no new socket in the daemon: the metrics came through the control socket" \
-	[ "$(sockets)" = "$SOCKETS" ]
+	wait_for 5 same_sockets
+check "the daemon listens on no TCP or UDP port" \
+	sh -c "! ip netns exec '$NS_S' ss -Htuln -p | grep -q knockgw"
 
 # A reload drops alice, so bob moves up to alice's place: each count stays its key's.
 server_conf "$BOB, $CAROL" '"carol", "bob"'
