@@ -144,8 +144,11 @@ static void log_counters(struct knockgw *kg)
 	free(s);
 }
 
-/* `knockgw status`: the STATUS reply, in ctl_handle(). */
-static void status_report(FILE *out, void *arg)
+/*
+ * `knockgw status`: the STATUS reply, in ctl_handle(); `knockgw metrics`'s
+ * METRICS reply is that and the per-key lines, which `status` does not show.
+ */
+static void status_report(FILE *out, enum ctl_cmd cmd, void *arg)
 {
 	struct stats *s = malloc(sizeof(*s));
 
@@ -153,6 +156,8 @@ static void status_report(FILE *out, void *arg)
 		return;
 	snapshot(arg, s);
 	stats_status(s, out);
+	if (cmd == CTL_CMD_METRICS)
+		stats_keys(s, out);
 	free(s);
 }
 

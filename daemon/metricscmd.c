@@ -47,11 +47,21 @@ static int read_line(const char *line, size_t len, void *arg)
 	return r;
 }
 
-/* 0 with s filled, EXIT_NO_DAEMON, or 1 (said on stderr). */
+/*
+ * 0 with s filled, EXIT_NO_DAEMON, or 1 (said on stderr).  METRICS first;
+ * a daemon that does not know it yet (one still running from before an
+ * upgrade) refuses it as a bad request: then STATUS, without the per-key
+ * lines.
+ */
 static int ask(const char *sock, struct stats *s)
 {
 	enum ctl_status st;
-	int r = ctlclient_status(sock, CTLCLIENT_WAIT_MS, read_line, s, &st);
+	int r = ctlclient_metrics(sock, CTLCLIENT_WAIT_MS, read_line, s, &st);
+
+	if (r == 0 && st == CTL_S_BAD_REQUEST) {
+		memset(s, 0, sizeof(*s));
+		r = ctlclient_status(sock, CTLCLIENT_WAIT_MS, read_line, s, &st);
+	}
 
 	if (r < 0 && ctlclient_no_daemon(r)) {
 		fprintf(stderr, "knockgw: knockgw is not running (no control socket at %s)\n", sock);

@@ -3,9 +3,10 @@
  * daemon's counters in the Prometheus text format (metrics.h), on stdout
  * or written atomically to a file for node_exporter's textfile collector.
  *
- * It asks the daemon over the control socket, as `knockgw status` does (so
- * it needs root: the daemon answers STATUS to uid 0 only); it never opens a
- * network socket.  With -o, the text goes to a temporary file in the same
+ * It asks the daemon over the control socket with METRICS (ctlproto.h:
+ * STATUS's lines and the per-key ones; STATUS from a daemon that predates
+ * it), so it needs root as `knockgw status` does; it never opens a network
+ * socket.  With -o, the text goes to a temporary file in the same
  * directory (".NAME.XXXXXX", which the textfile collector ignores: it reads
  * *.prom), fsync'ed, mode 0644, then renamed over FILE: a reader sees the
  * old file or the new one, never part of one.  When no daemon runs, -o

@@ -229,8 +229,6 @@ void stats_status(const struct stats *s, FILE *out)
 			p->port, p->mode, p->integrity ? " integrity" : "", p->accepted,
 			p->refused);
 	}
-	for (size_t i = 0; i < s->nkeys && i < CONF_MAX_KEYS; i++)
-		fprintf(out, "key %s accepted %" PRIu64 "\n", s->key[i].name, s->key[i].accepted);
 	fprintf(out, "replay table %zu entries; intents %zu\n", s->replay_entries, s->intents);
 	fprintf(out, "queue received %" PRIu64 " verdicts %" PRIu64 " enobufs %" PRIu64
 		     " errors %" PRIu64 "\n",
@@ -244,6 +242,12 @@ void stats_status(const struct stats *s, FILE *out)
 			fprintf(out, "%s %s %" PRIu64 "\n", gr->word, group_name(s, gr, i),
 				stats_value(s, gr->src, i));
 	}
+}
+
+void stats_keys(const struct stats *s, FILE *out)
+{
+	for (size_t i = 0; i < s->nkeys && i < CONF_MAX_KEYS; i++)
+		fprintf(out, "key %s accepted %" PRIu64 "\n", s->key[i].name, s->key[i].accepted);
 }
 
 /* ------------------------------------------------------- reading it back */

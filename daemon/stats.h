@@ -11,6 +11,8 @@
  *                      per counter (the log dump at SIGUSR1 and at stop);
  *   - stats_summary(): the one line systemd shows (STATUS=);
  *   - stats_status():  the text of `knockgw status` (the daemon's STATUS reply);
+ *   - stats_keys():    the per-key lines the METRICS reply adds to it
+ *                      (`knockgw metrics`, rendered by metrics.h);
  *   - stats_json():    `knockgw status --json`: one JSON object (field names in
  *                      knockgw(8)), rendered by the client from the status text,
  *                      which stats_parse_line() reads back line by line.
@@ -152,6 +154,12 @@ void stats_summary(const struct stats *s, char *buf, size_t len);
 
 /* `knockgw status`: the text lines of the STATUS reply. */
 void stats_status(const struct stats *s, FILE *out);
+
+/*
+ * "key NAME accepted N" per key, in config order: what the METRICS reply
+ * (`knockgw metrics`) adds to stats_status()'s lines.
+ */
+void stats_keys(const struct stats *s, FILE *out);
 
 /*
  * Reads one line of stats_status() output back into s (which starts out
