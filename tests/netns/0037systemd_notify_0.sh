@@ -11,6 +11,7 @@
 make_topology
 quiet_client_rsts
 start_sshd
+# shellcheck disable=SC2034 # lib.sh's key_conf and knock_gets use $K
 K=$(key_file k)
 key_conf "$TMP/knockgw.conf" "$(entry 22)"
 LOG=$TMP/knockgw-$NS_S.log
