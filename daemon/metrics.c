@@ -161,11 +161,11 @@ static void drops(const struct stats *s, FILE *out)
 
 static void control(const struct stats *s, FILE *out)
 {
-	header(out, "control_requests_total", "",
-	       "control socket requests, replies and refusals, by counter (knockgw(8))",
+	header(out, "control_events_total", "",
+	       "control socket connections, requests, replies and refusals, by counter",
 	       "counter");
 	for (size_t i = 0; i < s->nctl && i < STATS_CTL_MAX; i++) {
-		fputs(PREFIX "control_requests_total{counter=\"", out);
+		fputs(PREFIX "control_events_total{counter=\"", out);
 		metrics_label_value(s->ctl[i].name, out);
 		fprintf(out, "\"} %" PRIu64 "\n", s->ctl[i].value);
 	}

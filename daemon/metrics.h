@@ -10,7 +10,7 @@
  *   knockgw_key_knocks_total{key,result="accepted"}
  *   knockgw_reloads_total{result="ok|refused"}
  *   knockgw_packets_dropped_total{reason}   (malformed packets, pkt.h)
- *   knockgw_control_requests_total{counter} (the control socket's, ctl.h)
+ *   knockgw_control_events_total{counter} (the control socket's, ctl.h)
  * and one unlabelled knockgw_server_NAME_total, knockgw_client_NAME_total
  * and knockgw_nfqueue_NAME_total per counter of those groups (stats.h), so
  * a counter added there shows up here with its description as HELP.

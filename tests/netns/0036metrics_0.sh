@@ -74,7 +74,7 @@ check "server: syn_accepted 3, syn_refused 3" \
 	[ "$(val after knockgw_server_syn_accepted_total) $(val after knockgw_server_syn_refused_total)" = "3 3" ]
 check "nfqueue: at least the 6 SYNs received" [ "$(val after knockgw_nfqueue_received_total)" -ge 6 ]
 check "the control socket counts the STATUS requests" \
-	[ "$(val after 'knockgw_control_requests_total{counter="ctl_status"}')" -ge 1 ]
+	[ "$(val after 'knockgw_control_events_total{counter="ctl_status"}')" -ge 1 ]
 check "metrics agrees with status --json, server counter by counter" \
 	python3 - "$TMP/after.prom" <<EOPY
 import json, subprocess, sys
