@@ -146,6 +146,10 @@ install: all
 	$(Q)sed 's|/usr/sbin/knockgw|$(PREFIX)/sbin/knockgw|g' systemd/knockgw.service \
 		> $(BUILD)/knockgw.service
 	$(Q)install -D -m 0644 $(BUILD)/knockgw.service $(DESTDIR)$(SYSTEMDUNITDIR)/knockgw.service
+	$(Q)for u in knockgw-metrics.service knockgw-metrics.timer; do \
+		sed 's|/usr/sbin/knockgw|$(PREFIX)/sbin/knockgw|g' systemd/$$u >$(BUILD)/$$u && \
+		install -D -m 0644 $(BUILD)/$$u $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
 	$(Q)if [ -e $(KGW_CONF) ]; then \
 		install -D -m 0600 conf/knockgw.conf $(KGW_CONF).new; \
 		echo "kept $(KGW_CONF); the new example is $(KGW_CONF).new"; \
@@ -162,7 +166,9 @@ install: all
 
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(PREFIX)/sbin/knockgw $(DESTDIR)$(PREFIX)/bin/knock-connect \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/knockgw.service
+		$(DESTDIR)$(SYSTEMDUNITDIR)/knockgw.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/knockgw-metrics.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/knockgw-metrics.timer
 	$(Q)for m in $(MAN_PAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m#man/}; done
 	$(Q)for c in $(COMPLETIONS); do rm -f $(DESTDIR)$(BASHCOMPDIR)/$${c#completions/}; done
 	$(Q)echo "kept $(DESTDIR)$(SYSCONFDIR)/knockgw (configuration and keys); remove it by hand"

@@ -49,7 +49,7 @@ enum {
 	X(connections, "connections accepted")                                     \
 	X(query, "QUERY requests")                                                 \
 	X(intent, "INTENT requests")                                               \
-	X(status, "STATUS requests")                                               \
+	X(status, "STATUS and METRICS requests")                                   \
 	X(timeouts, "clients dropped for not sending (or reading) in time")        \
 	X(io_errors, "connections lost to a receive or send error")                \
 	X(accept_errors, "accept() failures")                                      \
@@ -85,10 +85,11 @@ struct ctl {
 };
 
 /*
- * STATUS output: writes text lines to out; ctl appends the final "END" line.
- * Runs in the caller's (main) thread, inside ctl_handle().
+ * STATUS and METRICS output (cmd says which): writes text lines to out;
+ * ctl appends the final "END" line.  Runs in the caller's (main) thread,
+ * inside ctl_handle().
  */
-typedef void ctl_status_fn(FILE *out, void *arg);
+typedef void ctl_status_fn(FILE *out, enum ctl_cmd cmd, void *arg);
 
 /*
  * Creates the socket at path: makes its directory (0755) when missing,

@@ -314,8 +314,9 @@ int ctlclient_status_feed(struct ctlclient_status_reader *r, const char *data, s
 	return 0;
 }
 
-int ctlclient_status(const char *path, int timeout_ms, ctlclient_line_fn *fn, void *arg,
-		     enum ctl_status *ret_status)
+/* STATUS or METRICS (request, its LF included): the same exchange. */
+static int text_request(const char *path, const char *request, int timeout_ms,
+			ctlclient_line_fn *fn, void *arg, enum ctl_status *ret_status)
 {
 	struct ctlclient_status_reader rd;
 	struct ctlclient cc;
@@ -326,7 +327,7 @@ int ctlclient_status(const char *path, int timeout_ms, ctlclient_line_fn *fn, vo
 	r = ctlclient_open(&cc, path, timeout_ms);
 	if (r < 0)
 		return r;
-	r = ctlclient_send(&cc, "STATUS\n", 7, NULL, 0);
+	r = ctlclient_send(&cc, request, strlen(request), NULL, 0);
 	while (r == 0) {
 		ssize_t n = recv(cc.fd, buf, sizeof(buf), MSG_DONTWAIT);
 
@@ -348,4 +349,16 @@ int ctlclient_status(const char *path, int timeout_ms, ctlclient_line_fn *fn, vo
 	}
 	ctlclient_close(&cc);
 	return r;
+}
+
+int ctlclient_status(const char *path, int timeout_ms, ctlclient_line_fn *fn, void *arg,
+		     enum ctl_status *ret_status)
+{
+	return text_request(path, "STATUS\n", timeout_ms, fn, arg, ret_status);
+}
+
+int ctlclient_metrics(const char *path, int timeout_ms, ctlclient_line_fn *fn, void *arg,
+		      enum ctl_status *ret_status)
+{
+	return text_request(path, "METRICS\n", timeout_ms, fn, arg, ret_status);
 }

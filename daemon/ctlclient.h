@@ -1,7 +1,7 @@
 /*
  * ctlclient.h - the client side of the control socket (protocol:
- * ctlproto.h): knock-connect, `knockgw status` and the test tool ctlreq
- * talk to the daemon through it.
+ * ctlproto.h): knock-connect, `knockgw status`, `knockgw metrics` and the
+ * test tool ctlreq talk to the daemon through it.
  *
  * One request per connection, as the daemon serves them: connect, send the
  * line (with at most the descriptors given riding on its first byte), read
@@ -93,6 +93,14 @@ int ctlclient_ask(const char *path, int timeout_ms, const struct ctl_request *re
 typedef int ctlclient_line_fn(const char *line, size_t len, void *arg);
 int ctlclient_status(const char *path, int timeout_ms, ctlclient_line_fn *fn, void *arg,
 		     enum ctl_status *ret_status);
+
+/*
+ * METRICS, for `knockgw metrics`: the same exchange as ctlclient_status()
+ * for the STATUS lines and the per-key ones.  A daemon older than METRICS
+ * refuses it as CTL_S_BAD_REQUEST.
+ */
+int ctlclient_metrics(const char *path, int timeout_ms, ctlclient_line_fn *fn, void *arg,
+		      enum ctl_status *ret_status);
 
 /*
  * The reading half of ctlclient_status(), pure, for tests: feed the reply

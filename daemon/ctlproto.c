@@ -160,12 +160,16 @@ enum ctl_parse ctlproto_parse_request(const uint8_t *buf, size_t len, struct ctl
 		cmd = CTL_CMD_INTENT;
 	else if (token_is(&tok[0], "STATUS"))
 		cmd = CTL_CMD_STATUS;
+	else if (token_is(&tok[0], "METRICS"))
+		cmd = CTL_CMD_METRICS;
 	else
 		return CTL_PARSE_UNKNOWN_COMMAND;
 
-	if (ntok != (cmd == CTL_CMD_STATUS ? 1u : cmd == CTL_CMD_QUERY ? 3u : 4u))
+	bool bare = cmd == CTL_CMD_STATUS || cmd == CTL_CMD_METRICS;	/* no arguments */
+
+	if (ntok != (bare ? 1u : cmd == CTL_CMD_QUERY ? 3u : 4u))
 		return CTL_PARSE_ARGS;
-	if (cmd != CTL_CMD_STATUS) {
+	if (!bare) {
 		r = check_address(&tok[1], &family, addr);
 		if (r != CTL_PARSE_OK)
 			return r;
@@ -213,6 +217,8 @@ int ctlproto_format_request(char *buf, size_t buflen, const struct ctl_request *
 
 	if (req->cmd == CTL_CMD_STATUS)
 		return put(buf, buflen, &off, "STATUS\n") ? (int)off : -ENOSPC;
+	if (req->cmd == CTL_CMD_METRICS)
+		return put(buf, buflen, &off, "METRICS\n") ? (int)off : -ENOSPC;
 	if (req->cmd != CTL_CMD_QUERY && req->cmd != CTL_CMD_INTENT)
 		return -EINVAL;
 	if ((req->family != AF_INET && req->family != AF_INET6) || req->port == 0 ||

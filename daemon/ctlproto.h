@@ -5,8 +5,9 @@
  *   QUERY <dst-address> <port>
  *   INTENT <dst-address> <port> <hex payload>   (+ one fd in SCM_RIGHTS)
  *   STATUS
+ *   METRICS                                     (STATUS's text and more lines)
  * Replies: "OK\n", "OK knock integrity=<N>\n", "ERR <word>\n", and for
- * STATUS any number of text lines ended by "END\n".
+ * STATUS and METRICS any number of text lines ended by "END\n".
  *
  * Tokens are separated by exactly one space; no leading or trailing blanks,
  * no CR, nothing after the LF.  Addresses are what inet_pton() takes (no zone
@@ -36,7 +37,7 @@ enum {
 	CTL_REPLY_MAX = 64,		/* every single-line reply fits */
 };
 
-enum ctl_cmd { CTL_CMD_QUERY, CTL_CMD_INTENT, CTL_CMD_STATUS };
+enum ctl_cmd { CTL_CMD_QUERY, CTL_CMD_INTENT, CTL_CMD_STATUS, CTL_CMD_METRICS };
 
 /* Why a request was refused as "bad-request"; (enum, counter name, meaning). */
 #define CTL_PARSE_ERRORS(X)                                                         \
@@ -45,7 +46,7 @@ enum ctl_cmd { CTL_CMD_QUERY, CTL_CMD_INTENT, CTL_CMD_STATUS };
 	X(NO_NEWLINE, "no_newline", "the connection ended before an LF")           \
 	X(TOO_LONG, "too_long", "no LF within CTL_LINE_MAX bytes")                 \
 	X(BAD_CHAR, "bad_char", "a byte that is not printable ASCII, or data after the LF") \
-	X(UNKNOWN_COMMAND, "unknown_command", "not QUERY, INTENT or STATUS")       \
+	X(UNKNOWN_COMMAND, "unknown_command", "not QUERY, INTENT, STATUS or METRICS")       \
 	X(ARGS, "args", "wrong number of arguments, or not single spaces")        \
 	X(BAD_ADDRESS, "bad_address", "not an IPv4 or IPv6 address")               \
 	X(BAD_PORT, "bad_port", "port not 1..65535")                               \

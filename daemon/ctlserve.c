@@ -104,8 +104,9 @@ static enum ctl_status serve_intent(struct ctl *c, const struct ctl_peer *peer,
 	return CTL_S_OK;
 }
 
-/* STATUS text into a malloc'd buffer, "END" line appended. */
-static enum ctl_status status_text(const struct ctl_env *env, struct ctl_reply *ret)
+/* STATUS or METRICS text into a malloc'd buffer, "END" line appended. */
+static enum ctl_status status_text(const struct ctl_env *env, enum ctl_cmd cmd,
+				   struct ctl_reply *ret)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -114,7 +115,7 @@ static enum ctl_status status_text(const struct ctl_env *env, struct ctl_reply *
 	if (!f)
 		return CTL_S_INTERNAL;
 	if (env->status)
-		env->status(f, env->arg);
+		env->status(f, cmd, env->arg);
 	if (fflush(f) == 0 && len > 0 && text[len - 1] != '\n')
 		fputc('\n', f);
 	fputs("END\n", f);
@@ -169,7 +170,8 @@ static enum ctl_status act(struct ctl *c, const struct ctl_peer *peer, const str
 		ret->fd_used = s == CTL_S_OK;
 		break;
 	case CTL_CMD_STATUS:
-		s = peer->cred.uid == 0 ? status_text(env, ret) : CTL_S_NOT_ROOT;
+	case CTL_CMD_METRICS:
+		s = peer->cred.uid == 0 ? status_text(env, req->cmd, ret) : CTL_S_NOT_ROOT;
 		break;
 	}
 	return s;

@@ -5,8 +5,8 @@
  *
  * Authorisation is per request, by the peer's SO_PEERCRED: QUERY is open
  * to anyone; INTENT needs a descriptor the caller passed that is its own
- * unconnected, bound TCP socket of the request's family; STATUS is for
- * uid 0 only.  A descriptor belongs with INTENT only, and only one.
+ * unconnected, bound TCP socket of the request's family; STATUS and
+ * METRICS are for uid 0 only.  A descriptor belongs with INTENT only, and only one.
  *
  * Internal to ctl.c.  Counts into the struct ctl it is given (requests by
  * command, reply statuses, parse failures, stray and refused descriptors)

@@ -144,8 +144,11 @@ static void log_counters(struct knockgw *kg)
 	free(s);
 }
 
-/* `knockgw status`: the STATUS reply, in ctl_handle(). */
-static void status_report(FILE *out, void *arg)
+/*
+ * `knockgw status`: the STATUS reply, in ctl_handle(); `knockgw metrics`'s
+ * METRICS reply is that and the per-key lines, which `status` does not show.
+ */
+static void status_report(FILE *out, enum ctl_cmd cmd, void *arg)
 {
 	struct stats *s = malloc(sizeof(*s));
 
@@ -153,20 +156,31 @@ static void status_report(FILE *out, void *arg)
 		return;
 	snapshot(arg, s);
 	stats_status(s, out);
+	if (cmd == CTL_CMD_METRICS)
+		stats_keys(s, out);
 	free(s);
 }
 
-/* The one-line summary systemd shows. */
-static void notify_status(struct knockgw *kg)
+/*
+ * The one-line summary systemd shows (STATUS=), after state ("READY=1")
+ * in the same message when state is not NULL: systemd takes both at once,
+ * so a service that just became ready or reloaded never shows no status
+ * or an old one.  Without memory for the snapshot, state still goes out.
+ */
+void daemon_notify(struct knockgw *kg, const char *state)
 {
 	struct stats *s = malloc(sizeof(*s));
-	char line[400];
+	char line[480];
+	int off = snprintf(line, sizeof(line), "%s%s", state ? state : "", state ? "\n" : "");
 
-	if (!s)
+	if (!s) {
+		if (state)
+			sd_notify(0, state);
 		return;
+	}
 	snapshot(kg, s);
-	snprintf(line, sizeof(line), "STATUS=");
-	stats_summary(s, line + 7, sizeof(line) - 7);
+	off += snprintf(line + off, sizeof(line) - (size_t)off, "STATUS=");
+	stats_summary(s, line + off, sizeof(line) - (size_t)off);
 	sd_notify(0, line);
 	free(s);
 }
@@ -399,7 +413,7 @@ static int loop(struct knockgw *kg, uint64_t wd_usec)
 				break;
 			case EV_STATUS:
 				drain(kg->status_timer);
-				notify_status(kg);
+				daemon_notify(kg, NULL);
 				break;
 			case EV_TABLE:
 				drain(kg->table_timer);
@@ -500,8 +514,8 @@ int daemon_run(struct knockgw *kg)
 		goto out;
 	log_info("ready: %zu protected port(s), %zu knock destination(s), %u queue(s) from %u",
 		 kg->conf->nprotect, kg->conf->nknock, kg->workers.n, kg->conf->queue_num);
-	sd_notify(0, "READY=1");
-	daemon_arm_timer(kg->status_timer, 1, STATUS_EVERY_MS);
+	daemon_notify(kg, "READY=1");
+	daemon_arm_timer(kg->status_timer, STATUS_EVERY_MS, STATUS_EVERY_MS);
 	if (kg->table_installed)
 		daemon_arm_timer(kg->table_timer, TABLE_CHECK_MS, TABLE_CHECK_MS);
 	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec >= 2000)

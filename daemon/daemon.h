@@ -80,6 +80,9 @@ struct knockgw {
 struct conf *daemon_load_conf(const char *path, bool to_log);
 void daemon_free_conf(struct conf *c);
 
+/* sd_notify: state (e.g. "READY=1", or NULL) and STATUS= with the counters' summary. */
+void daemon_notify(struct knockgw *kg, const char *state);
+
 /*
  * Runs the daemon with kg->conf (loaded from kg->conf_path) until a stop;
  * returns the exit status: 0 after a clean stop, 1 after a failure.

@@ -7,6 +7,7 @@
  *   knockgw status [-c FILE] [--json]  counters and flows of the running daemon
  *   knockgw flush [-c FILE]            remove the table a stopped daemon left
  *   knockgw invite NAME --dst HOST ... a new key and the configuration for it
+ *   knockgw metrics [-c FILE] [-o FILE] the counters for Prometheus (metricscmd.h)
  *   knockgw --help | --version
  *
  * This file is the command line: the subcommands, and the `status` client.
@@ -39,6 +40,7 @@
 #include "keys.h"
 #include "keywrite.h"
 #include "log.h"
+#include "metricscmd.h"
 #include "nftrules.h"
 #include "stats.h"
 
@@ -303,6 +305,12 @@ static int cmd_flush(int argc, char **argv)
  * `knockgw invite`: the key first (nothing is printed for a key that could
  * not be written), read back as the daemon will read it, then the text.
  */
+/* `knockgw metrics`: its own module (metricscmd.h). */
+static int cmd_metrics(int argc, char **argv)
+{
+	return metrics_main(argc, argv, DEFAULT_CONF);
+}
+
 static int cmd_invite(int argc, char **argv)
 {
 	struct invite_args a;
@@ -445,9 +453,9 @@ static const struct command commands[CMD_COUNT] = {
 	[CMD_INVITE] = { "invite", INVITE_SYNOPSIS,
 			 "Write a new key and print the configuration a client and this server need.",
 			 cmd_invite },
-	/* Its module dispatches it (metrics.h); listed here for --help. */
-	[CMD_METRICS] = { "metrics", "metrics [-c FILE]",
-			  "Print the running daemon's counters for Prometheus.", NULL },
+	[CMD_METRICS] = { "metrics", "metrics [-c FILE] [-o FILE]",
+			  "Print the running daemon's counters for Prometheus (-o: write FILE "
+			  "atomically).", cmd_metrics },
 };
 
 static void usage(FILE *f)

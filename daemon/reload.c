@@ -107,7 +107,7 @@ static void restore(struct knockgw *kg, struct conf *c)
 static void refused(struct knockgw *kg)
 {
 	kg->reloads_refused++;
-	sd_notify(0, "READY=1");
+	daemon_notify(kg, "READY=1");
 }
 
 /* A SIGHUP that came during a reload: its turn now. */
@@ -185,7 +185,7 @@ static void finish(struct knockgw *kg)
 	kg->reloads++;
 	log_info("reloaded: %zu protected port(s), %zu knock destination(s)", c->nprotect,
 		 c->nknock);
-	sd_notify(0, "READY=1");
+	daemon_notify(kg, "READY=1");
 }
 
 void reload_progress(struct knockgw *kg)

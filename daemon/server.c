@@ -299,6 +299,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	}
 	s->cnt.c[SC_syn_accepted]++;
 	s->cnt.port_accepted[pi]++;
+	s->cnt.key_accepted[matched]++;
 	log_peer(&s->rl, s->mono, LOG_INFO, "knock from %s port %u to port %u accepted with key \"%s\"",
 		 addr_str(v, src, a, sizeof(a)), v->sport, v->dport, c->keys[matched].name);
 }
@@ -394,12 +395,30 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	}
 }
 
+/* key_accepted[] from old's key indices to c's, by name. */
+static void rekey_counters(struct server_counters *cnt, const struct conf *old,
+			   const struct conf *c)
+{
+	uint64_t was[CONF_MAX_KEYS];
+
+	memcpy(was, cnt->key_accepted, sizeof(was));
+	for (size_t j = 0; j < CONF_MAX_KEYS; j++) {
+		uint64_t v = 0;
+
+		for (size_t i = 0; old && j < c->nkeys && i < old->nkeys && i < CONF_MAX_KEYS; i++)
+			if (strcmp(old->keys[i].name, c->keys[j].name) == 0)
+				v = was[i];
+		cnt->key_accepted[j] = v;
+	}
+}
+
 void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, unsigned nqueues)
 {
 	/* Everything pending ends now, through the one fail-closed path. */
 	struct guess_params gp;
 
 	pending_reload(s, q);
+	rekey_counters(&s->cnt, s->conf, c);
 	s->conf = c;
 	guess_params_of(c, &gp);
 	guess_set_params(&s->guess, &gp);

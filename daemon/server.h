@@ -73,6 +73,7 @@ struct server_counters {
 	uint64_t pkt_drop[PKT_DROP_MAX];
 	uint64_t port_accepted[CONF_MAX_PROTECT];
 	uint64_t port_refused[CONF_MAX_PROTECT];
+	uint64_t key_accepted[CONF_MAX_KEYS];	/* by conf.keys index; kept by name at reloads */
 };
 
 struct server {
@@ -121,7 +122,9 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
  * Switches to a reloaded configuration.  Integrity flows still waiting for
  * their bytes were knocked under the old one; they are failed closed (reset,
  * counted), since their key or entry may be gone.  Verified flows are not
- * affected: nothing of them is held.
+ * affected: nothing of them is held.  The per-key counters follow their
+ * key's name to its new index (a key rotation must not credit the old key's
+ * knocks to the new one); a key that is gone loses its count.
  */
 void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, unsigned nqueues);
 

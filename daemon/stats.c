@@ -123,6 +123,8 @@ void stats_add_queue(struct stats *s, const struct stats_queue_src *src)
 		s->port[i].accepted += src->srv->port_accepted[i];
 		s->port[i].refused += src->srv->port_refused[i];
 	}
+	for (size_t i = 0; i < s->nkeys && i < CONF_MAX_KEYS; i++)
+		s->key[i].accepted += src->srv->key_accepted[i];
 }
 
 void stats_add_ctl(const char *name, uint64_t value, void *arg)
@@ -150,6 +152,8 @@ void stats_set_conf(struct stats *s, const struct conf *c)
 			 kg_mode_name(c->protect[i].mode));
 		s->port[i].integrity = c->protect[i].integrity_len > 0;
 	}
+	for (size_t i = 0; i < c->nkeys && i < CONF_MAX_KEYS; i++)
+		snprintf(s->key[i].name, sizeof(s->key[i].name), "%s", c->keys[i].name);
 }
 
 static const char *group_name(const struct stats *s, const struct stats_group *g, unsigned i)
@@ -238,6 +242,12 @@ void stats_status(const struct stats *s, FILE *out)
 			fprintf(out, "%s %s %" PRIu64 "\n", gr->word, group_name(s, gr, i),
 				stats_value(s, gr->src, i));
 	}
+}
+
+void stats_keys(const struct stats *s, FILE *out)
+{
+	for (size_t i = 0; i < s->nkeys && i < CONF_MAX_KEYS; i++)
+		fprintf(out, "key %s accepted %" PRIu64 "\n", s->key[i].name, s->key[i].accepted);
 }
 
 /* ------------------------------------------------------- reading it back */
@@ -353,6 +363,24 @@ static int parse_port(struct stats *s, const char *rest)
 	return 0;
 }
 
+/* "key NAME accepted N", in config order (names have no blanks: conf.h). */
+static int parse_key(struct stats *s, const char *rest)
+{
+	const char *sp = strchr(rest, ' ');
+	size_t n = 0;
+
+	while (n < CONF_MAX_KEYS && s->key[n].name[0] != '\0')
+		n++;
+	if (n >= CONF_MAX_KEYS)
+		return -ENOSPC;
+	if (!sp || sp == rest || (size_t)(sp - rest) >= sizeof(s->key[n].name) ||
+	    strncmp(sp, " accepted ", 10) != 0 || parse_u64(sp + 10, &s->key[n].accepted) < 0)
+		return -EINVAL;
+	memcpy(s->key[n].name, rest, (size_t)(sp - rest));
+	s->key[n].name[sp - rest] = '\0';
+	return 0;
+}
+
 int stats_parse_line(struct stats *s, const char *line)
 {
 	static const char running[] = "knockgw running for ";
@@ -369,6 +397,8 @@ int stats_parse_line(struct stats *s, const char *line)
 		return sscanf(line + 11, "%u", &s->generation) == 1 ? 0 : -EINVAL;
 	if (strncmp(line, "port ", 5) == 0)
 		return parse_port(s, line + 5);
+	if (strncmp(line, "key ", 4) == 0)
+		return parse_key(s, line + 4);
 	if (strncmp(line, "replay table ", 13) == 0)
 		return sscanf(line + 13, "%zu entries; intents %zu", &s->replay_entries,
 			      &s->intents) == 2 ? 0 : -EINVAL;

@@ -11,6 +11,8 @@
  *                      per counter (the log dump at SIGUSR1 and at stop);
  *   - stats_summary(): the one line systemd shows (STATUS=);
  *   - stats_status():  the text of `knockgw status` (the daemon's STATUS reply);
+ *   - stats_keys():    the per-key lines the METRICS reply adds to it
+ *                      (`knockgw metrics`, rendered by metrics.h);
  *   - stats_json():    `knockgw status --json`: one JSON object (field names in
  *                      knockgw(8)), rendered by the client from the status text,
  *                      which stats_parse_line() reads back line by line.
@@ -83,6 +85,12 @@ struct stats_port {
 	uint64_t accepted, refused;
 };
 
+/* Knocks accepted with one key of the configuration (by its name). */
+struct stats_key {
+	char name[CONF_NAME_MAX];
+	uint64_t accepted;
+};
+
 struct stats_ctl {
 	char name[STATS_CTL_NAME];
 	uint64_t value;
@@ -111,6 +119,7 @@ struct stats {
 	unsigned queue_first, queue_last;
 	bool translate_user;
 	struct stats_port port[CONF_MAX_PROTECT];	/* nprotect of them */
+	struct stats_key key[CONF_MAX_KEYS];		/* nkeys of them, in config order */
 };
 
 /* Where one queue thread's counters are. */
@@ -121,8 +130,9 @@ struct stats_queue_src {
 };
 
 /*
- * Adds one queue thread's counters (every STATS_SUM_QUEUES group, and the
- * per-port figures of the first s->nprotect ports).  Plain reads of another
+ * Adds one queue thread's counters (every STATS_SUM_QUEUES group, the
+ * per-port figures of the first s->nprotect ports and the per-key ones of
+ * the first s->nkeys keys).  Plain reads of another
  * thread's counters: a snapshot, maybe a packet old.
  */
 void stats_add_queue(struct stats *s, const struct stats_queue_src *src);
@@ -144,6 +154,12 @@ void stats_summary(const struct stats *s, char *buf, size_t len);
 
 /* `knockgw status`: the text lines of the STATUS reply. */
 void stats_status(const struct stats *s, FILE *out);
+
+/*
+ * "key NAME accepted N" per key, in config order: what the METRICS reply
+ * (`knockgw metrics`) adds to stats_status()'s lines.
+ */
+void stats_keys(const struct stats *s, FILE *out);
 
 /*
  * Reads one line of stats_status() output back into s (which starts out

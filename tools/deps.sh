@@ -8,7 +8,7 @@ libnetfilter-queue-dev libmnl-dev libnftnl-dev libconfig-dev libsodium-dev
 libsystemd-dev libnetfilter-conntrack-dev
 nftables iptables iproute2 iputils-ping kmod procps ethtool conntrack
 openssh-server openssh-client nmap iperf3 socat tcpdump python3 systemd man-db mandoc
-valgrind gdb bash-completion"
+valgrind gdb bash-completion prometheus"
 
 missing=""
 for p in $PKGS; do

@@ -56,7 +56,8 @@ rows() {
 	row "--dst --port --mode --integrity-len --keys-dir --show-key -h --help" knockgw invite alice -
 	row "--json" knockgw status --j
 	row "-c -h --help" knockgw flush -
-	row "-c -h --help" knockgw metrics -
+	row "-c -o --output -h --help" knockgw metrics -
+	row "$tmp/conf.one $tmp/confdir" knockgw metrics -o "$tmp/conf"
 	row "" knockgw invite alice --dst ""
 	row "$tmp/conf.one $tmp/confdir" knockgw status -c "$tmp/conf"
 	row "$tmp/confdir" knockgw invite a --keys-dir "$tmp/conf"

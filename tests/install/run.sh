@@ -60,6 +60,11 @@ check "make install DESTDIR=..." run_make install DESTDIR="$D"
 check "sbin/knockgw 0755" mode "$D$PREFIX/sbin/knockgw" 755 f
 check "bin/knock-connect 0755" mode "$D$PREFIX/bin/knock-connect" 755 f
 check "knockgw.service 0644" mode "$UNIT" 644 f
+MUNIT=$D/lib/systemd/system/knockgw-metrics.service
+MTIMER=$D/lib/systemd/system/knockgw-metrics.timer
+check "knockgw-metrics.service 0644" mode "$MUNIT" 644 f
+check "knockgw-metrics.timer 0644" mode "$MTIMER" 644 f
+check "knockgw-metrics.timer is the source timer" cmp -s systemd/knockgw-metrics.timer "$MTIMER"
 check "knockgw.conf 0600" mode "$SYSCONF/knockgw.conf" 600 f
 check "knockgw.conf is the shipped example" cmp -s conf/knockgw.conf "$SYSCONF/knockgw.conf"
 check "keys/ 0700" mode "$SYSCONF/keys" 700 d
@@ -81,6 +86,12 @@ check "unit: ExecStart/ExecStartPre run $PREFIX/sbin/knockgw, which is installed
 check "unit: everything but the knockgw paths is the source unit" \
 	sh -c 'sed "s|$2/sbin/knockgw|/usr/sbin/knockgw|g" "$1" | cmp -s - systemd/knockgw.service' \
 	sh "$UNIT" "$PREFIX"
+check "metrics unit: ExecStart runs $PREFIX/sbin/knockgw, which is installed" \
+	unit_points "$MUNIT" "$PREFIX" "$D"
+check "metrics unit: everything but the knockgw path is the source unit" \
+	sh -c 'sed "s|$2/sbin/knockgw|/usr/sbin/knockgw|g" "$1" | cmp -s - systemd/knockgw-metrics.service' \
+	sh "$MUNIT" "$PREFIX"
+check "install enables nothing (no .wants link)" sh -c '[ -z "$(find "$1" -name "*.wants")" ]' sh "$D"
 check "installed knockgw -n accepts the installed config" \
 	sh -c '"$1" -n -c "$2" >/dev/null 2>&1' sh "$D$PREFIX/sbin/knockgw" "$SYSCONF/knockgw.conf"
 
@@ -103,6 +114,8 @@ check "make uninstall DESTDIR=..." run_make uninstall DESTDIR="$D"
 check "uninstall removes sbin/knockgw" test ! -e "$D$PREFIX/sbin/knockgw"
 check "uninstall removes bin/knock-connect" test ! -e "$D$PREFIX/bin/knock-connect"
 check "uninstall removes the unit" test ! -e "$UNIT"
+check "uninstall removes knockgw-metrics.service" test ! -e "$MUNIT"
+check "uninstall removes knockgw-metrics.timer" test ! -e "$MTIMER"
 for m in $MANPAGES; do
 	check "uninstall removes $m" test ! -e "$MAN/$m"
 done
@@ -127,6 +140,8 @@ check "PREFIX=/usr/local: unit runs /usr/local/sbin/knockgw" \
 	unit_points "$D2/lib/systemd/system/knockgw.service" /usr/local "$D2"
 check "PREFIX=/usr/local: no /usr/sbin path left in the unit" \
 	sh -c '! grep -q "=/usr/sbin/" "$1"' sh "$D2/lib/systemd/system/knockgw.service"
+check "PREFIX=/usr/local: metrics unit runs /usr/local/sbin/knockgw" \
+	unit_points "$D2/lib/systemd/system/knockgw-metrics.service" /usr/local "$D2"
 
 # --- the man pages render without a warning -----------------------------
 for m in man/*.[1-8]; do

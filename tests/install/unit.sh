@@ -1,7 +1,9 @@
 #!/bin/sh
-# The systemd unit as `make install` installs it:
-#   1. systemd-analyze verify finds no problem;
-#   2. systemd-analyze security --offline=yes rates its exposure <= 2.5.
+# The systemd units as `make install` installs them (knockgw.service,
+# knockgw-metrics.service and its .timer):
+#   1. systemd-analyze verify finds no problem in any;
+#   2. systemd-analyze security --offline=yes rates each service's exposure
+#      <= 2.5.
 # Prints "ok"/"not ok" lines and "NAME: N passed, N failed"; exits 1 on a failure.
 #   BUILD           build directory (default: build), passed to make
 #   MAX_EXPOSURE    the highest acceptable exposure level (default: 2.5)
@@ -46,38 +48,44 @@ else
 	finish
 	exit
 fi
-unit=$D/lib/systemd/system/knockgw.service
+UNITDIR=$D/lib/systemd/system
 
 # --- 1. verify ----------------------------------------------------------
 mkdir "$tmp/verify"
-sed "s|=$PREFIX/sbin/knockgw|=$D$PREFIX/sbin/knockgw|g" "$unit" >"$tmp/verify/knockgw.service"
+for u in knockgw.service knockgw-metrics.service knockgw-metrics.timer; do
+	sed "s|=$PREFIX/sbin/knockgw|=$D$PREFIX/sbin/knockgw|g" "$UNITDIR/$u" >"$tmp/verify/$u"
+done
 man_opt=""
 if ! command -v man >/dev/null 2>&1; then
 	echo "# man (man-db) not installed: Documentation= not checked"
 	man_opt="--man=no"
 fi
-# shellcheck disable=SC2086
-if MANPATH=$D$PREFIX/share/man systemd-analyze verify $man_opt "$tmp/verify/knockgw.service" \
-	>"$tmp/verify.log" 2>&1 && [ ! -s "$tmp/verify.log" ]; then
-	ok "systemd-analyze verify: no complaint"
-else
-	not_ok "systemd-analyze verify: no complaint"
-	show "$tmp/verify.log"
-fi
+for u in knockgw.service knockgw-metrics.service knockgw-metrics.timer; do
+	# shellcheck disable=SC2086
+	if MANPATH=$D$PREFIX/share/man systemd-analyze verify $man_opt "$tmp/verify/$u" \
+		>"$tmp/verify.log" 2>&1 && [ ! -s "$tmp/verify.log" ]; then
+		ok "systemd-analyze verify $u: no complaint"
+	else
+		not_ok "systemd-analyze verify $u: no complaint"
+		show "$tmp/verify.log"
+	fi
+done
 
 # --- 2. security --------------------------------------------------------
-systemd-analyze security --offline=yes "$unit" >"$tmp/security.log" 2>&1
-level=$(sed -n 's/.*Overall exposure level for knockgw\.service: \([0-9][0-9.]*\).*/\1/p' \
-	"$tmp/security.log" | head -n 1)
-if [ -z "$level" ]; then
-	not_ok "systemd-analyze security prints an overall exposure level"
-	show "$tmp/security.log"
-elif awk -v l="$level" -v m="$MAX_EXPOSURE" 'BEGIN { exit !(l + 0 <= m + 0) }'; then
-	ok "exposure level $level <= $MAX_EXPOSURE"
-else
-	not_ok "exposure level $level <= $MAX_EXPOSURE"
-	grep '✗' "$tmp/security.log" | sed 's/^/# /'
-fi
+for u in knockgw.service knockgw-metrics.service; do
+	systemd-analyze security --offline=yes "$UNITDIR/$u" >"$tmp/security.log" 2>&1
+	level=$(sed -n "s/.*Overall exposure level for $u: \([0-9][0-9.]*\).*/\1/p" \
+		"$tmp/security.log" | head -n 1)
+	if [ -z "$level" ]; then
+		not_ok "systemd-analyze security prints an overall exposure level for $u"
+		show "$tmp/security.log"
+	elif awk -v l="$level" -v m="$MAX_EXPOSURE" 'BEGIN { exit !(l + 0 <= m + 0) }'; then
+		ok "$u: exposure level $level <= $MAX_EXPOSURE"
+	else
+		not_ok "$u: exposure level $level <= $MAX_EXPOSURE"
+		grep '✗' "$tmp/security.log" | sed 's/^/# /'
+	fi
+done
 
 finish
 exit

@@ -250,6 +250,21 @@ static void test_against_ctl(void)
 		      ctlproto_status_word(s));
 	}
 
+	/* 6b: METRICS, the same way. */
+	{
+		static struct ctlclient_status_reader rd;
+		struct collect got = { 0 };
+		enum ctl_status s = CTL_S_UNKNOWN;
+
+		r = exchange(&c, it, path, "METRICS\n", -1, reply, sizeof(reply));
+		CHECK(r == 0, "step 6b: r=%d", r);
+		ctlclient_status_reader_init(&rd);
+		r = ctlclient_status_feed(&rd, reply, strlen(reply), collect_line, &got, &s);
+		CHECK(r == 0, "step 6b: complete: r=%d \"%s\"", r, reply);
+		CHECK(s == (getuid() == 0 ? CTL_S_OK : CTL_S_NOT_ROOT), "step 6b: %s",
+		      ctlproto_status_word(s));
+	}
+
 	/* 7: a silent client: its deadline is what ctl_next_deadline_ms() says. */
 	t0 = mono_ms();
 	CHECK(ctlclient_open(&silent, path, 1000) == 0, "step 7: connect");

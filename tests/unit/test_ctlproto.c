@@ -49,6 +49,7 @@ static const struct req_row req_rows[] = {
 	{ 7, "QUERY 192.0.2.10 65535\n", 0, CTL_PARSE_OK, CTL_CMD_QUERY, "192.0.2.10", 65535,
 	  NULL },
 	{ 8, "QUERY " LONGEST_V6 " 1\n", 0, CTL_PARSE_OK, CTL_CMD_QUERY, LONGEST_V6, 1, NULL },
+	{ 9, "METRICS\n", 0, CTL_PARSE_OK, CTL_CMD_METRICS, NULL, 0, NULL },
 
 	BAD(10, "", 0, CTL_PARSE_EMPTY),
 	BAD(11, "\n", 0, CTL_PARSE_EMPTY),
@@ -70,11 +71,13 @@ static const struct req_row req_rows[] = {
 	BAD(26, "INTENT 192.0.2.10 22\n", 0, CTL_PARSE_ARGS),
 	BAD(27, "INTENT 192.0.2.10 22 00 00\n", 0, CTL_PARSE_ARGS),
 	BAD(28, " \n", 0, CTL_PARSE_ARGS),
+	BAD(29, "METRICS keys\n", 0, CTL_PARSE_ARGS),
 
 	BAD(30, "query 192.0.2.10 22\n", 0, CTL_PARSE_UNKNOWN_COMMAND),
 	BAD(31, "HELLO\n", 0, CTL_PARSE_UNKNOWN_COMMAND),
 	BAD(32, "QUERYX 192.0.2.10 22\n", 0, CTL_PARSE_UNKNOWN_COMMAND),
 	BAD(33, "STATU\n", 0, CTL_PARSE_UNKNOWN_COMMAND),
+	BAD(34, "metrics\n", 0, CTL_PARSE_UNKNOWN_COMMAND),
 
 	BAD(40, "QUERY 192.0.2.256 22\n", 0, CTL_PARSE_BAD_ADDRESS),
 	BAD(41, "QUERY 192.0.2 22\n", 0, CTL_PARSE_BAD_ADDRESS),
@@ -268,6 +271,11 @@ static void test_format_errors(void)
 	req.cmd = CTL_CMD_STATUS;
 	CHECK_EQ_U(ctlproto_format_request(small, sizeof(small), &req), 7, "row 87: STATUS");
 	CHECK(strcmp(small, "STATUS\n") == 0, "row 87: STATUS text");
+	req.cmd = CTL_CMD_METRICS;
+	CHECK_EQ_U(ctlproto_format_request(small, sizeof(small), &req),
+		   (unsigned long long)-ENOSPC, "row 88: METRICS does not fit in 8");
+	CHECK_EQ_U(ctlproto_format_request(line, sizeof(line), &req), 8, "row 89: METRICS");
+	CHECK(strcmp(line, "METRICS\n") == 0, "row 89: METRICS text");
 }
 
 static void test_replies(void)

@@ -31,6 +31,8 @@ static struct stats *fixture(void)
 		srv[i].pkt_drop[PKT_SHORT] = 4;
 		srv[i].port_accepted[0] = 3;
 		srv[i].port_refused[1] = 5;
+		srv[i].key_accepted[1] = 3;
+		srv[i].key_accepted[2] = 100;	/* past nkeys: not added */
 		cli[i][CC_knocked] = 6;
 	}
 	snprintf(s->conf_path, sizeof(s->conf_path), "/etc/knock gw: x/knockgw.conf");
@@ -44,6 +46,8 @@ static struct stats *fixture(void)
 	s->translate_user = true;
 	s->port[0] = (struct stats_port){ 22, "native", true, 0, 0 };
 	s->port[1] = (struct stats_port){ 2222, "knock", false, 0, 0 };
+	snprintf(s->key[0].name, sizeof(s->key[0].name), "alice");
+	snprintf(s->key[1].name, sizeof(s->key[1].name), "bob.2026-rot");
 	for (int i = 0; i < 2; i++) {
 		struct stats_queue_src src = { &q[i], &srv[i], cli[i] };
 
@@ -113,7 +117,8 @@ static const char *const status_rows[] = {
 	/* 9 */ "\ndrop short 8\n",
 	/* 10 */ "\nclient knocked 12\n",
 	/* 11 */ "\ncontrol ctl_err_not_root 1\n",
-	/* 12 */ "\nnfqueue received 21\nnfqueue verdicts 41\nnfqueue enobufs 2\nnfqueue nl_errors 4\n"
+	/* 12 */ "\nport 2222 mode knock: accepted 0 refused 10\nreplay table",
+	/* 13 */ "\nnfqueue received 21\nnfqueue verdicts 41\nnfqueue enobufs 2\nnfqueue nl_errors 4\n"
 		"nfqueue bad_msgs 6\nnfqueue send_errors 8\nnfqueue large_verdicts 10\n",
 };
 
@@ -157,6 +162,11 @@ static const struct parse_row parse_rows[] = {
 	/* 13 */ { "server syn_accepted 18446744073709551616\n", -EINVAL },
 	/* 14 */ { "nfqueue large_verdicts 7\n", 0 },
 	/* 15 */ { "nfqueue queued 7\n", -ENOENT },	/* the log's name, not status's */
+	/* 16 */ { "key alice accepted 3\n", 0 },
+	/* 17 */ { "key alice accepted x\n", -EINVAL },
+	/* 18 */ { "key alice refused 3\n", -EINVAL },
+	/* 19 */ { "key  accepted 3\n", -EINVAL },
+	/* 20 */ { "key a-very-long-key-name-of-33-chars3 accepted 1\n", -EINVAL },
 };
 
 static bool has(const char *text, const char *want)
@@ -197,6 +207,17 @@ int main(void)
 	char *text2 = render(back, stats_status);
 	CHECK(text2 && strcmp(text, text2) == 0, "status text round trip:\n%s---\n%s", text,
 	      text2 ? text2 : "");
+
+	/* The per-key lines: METRICS only, never in `knockgw status`; read back. */
+	CHECK(!has(text, "\nkey "), "status has no key lines");
+	char *keys = render(s, stats_keys);
+	CHECK(keys && strcmp(keys, "key alice accepted 0\nkey bob.2026-rot accepted 6\n") == 0,
+	      "key lines: %s", keys);
+	for (char *line = strtok_r(keys, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		CHECK_EQ_U(stats_parse_line(back, line), 0, "key line reads back: %s", line);
+	CHECK(strcmp(back->key[1].name, "bob.2026-rot") == 0 && back->key[1].accepted == 6,
+	      "key 2 read back: %s %" PRIu64, back->key[1].name, back->key[1].accepted);
+	free(keys);
 
 	char *json = render(back, stats_json);
 	for (size_t i = 0; i < sizeof(json_rows) / sizeof(json_rows[0]); i++)
