@@ -22,6 +22,8 @@
 # in this network namespace.  A policy-rc.d (Docker images have one that
 # forbids every start) is removed from the root.
 # Prints "ok"/"not ok" lines and "throwaway.sh: N passed, N failed".
+# sh -c '...' sh ARGS and dpkg-query formats: the single quotes are meant (SC2016).
+# shellcheck disable=SC2016
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 DEB=$1
@@ -42,7 +44,7 @@ WANTS=/etc/systemd/system/multi-user.target.wants/$UNIT
 STATE=/run/stub/active.$UNIT
 
 # --- the root --------------------------------------------------------------
-mkdir "$tmp/layer" "$R" &&
+if ! { mkdir "$tmp/layer" "$R" &&
 	mount -t tmpfs tmpfs "$tmp/layer" &&
 	mkdir "$tmp/layer/up" "$tmp/layer/work" &&
 	mount -t overlay overlay \
@@ -58,8 +60,7 @@ mkdir "$tmp/layer" "$R" &&
 	ln -s /proc/self/fd "$R/dev/fd" &&
 	mount -t proc proc "$R/proc" &&
 	[ "$(stat -f -c %T "$R")" = overlayfs ] &&
-	[ "$(stat -f -c %T "$R/dev")" = tmpfs ] && [ "$(stat -f -c %T "$R/run")" = tmpfs ]
-if [ $? != 0 ]; then
+	[ "$(stat -f -c %T "$R/dev")" = tmpfs ] && [ "$(stat -f -c %T "$R/run")" = tmpfs ]; }; then
 	not_ok "an overlay of / as a throwaway root (mount namespace, overlayfs, tmpfs)"
 	finish
 	exit
