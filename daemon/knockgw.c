@@ -416,6 +416,14 @@ static int cmd_daemon(int argc, char **argv)
 		return 1;
 	if (check_only) {
 		printf("configuration OK\n");
+		/*
+		 * -n -v also says whether the daemon would do anything: with
+		 * no protect and no knock entry it would not.  Scripts read
+		 * this line (the Debian postinst starts knockgw only when one
+		 * count is not 0); keep its format.
+		 */
+		if (verbose)
+			printf("entries: protect %zu, knock %zu\n", conf->nprotect, conf->nknock);
 		daemon_free_conf(conf);
 		return 0;
 	}

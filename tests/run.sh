@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-5}
-TESTS=${TESTS:-"unit valgrind conf isn cli hardening install fuzz netns"}
+TESTS=${TESTS:-"unit valgrind conf isn cli hardening install deb fuzz netns"}
 export BUILD
 
 passed=0
@@ -53,6 +53,8 @@ if want install; then
 	run install sh tests/install/run.sh
 	run install-unit sh tests/install/unit.sh
 fi
+
+want deb && run deb sh tests/deb/run.sh
 
 if want fuzz; then
 	for f in "$BUILD"/fuzz/fuzz_*; do

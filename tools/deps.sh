@@ -8,7 +8,8 @@ libnetfilter-queue-dev libmnl-dev libnftnl-dev libconfig-dev libsodium-dev
 libsystemd-dev libnetfilter-conntrack-dev
 nftables iptables iproute2 iputils-ping kmod procps ethtool conntrack
 openssh-server openssh-client nmap iperf3 socat tcpdump python3 systemd man-db mandoc
-valgrind gdb bash-completion prometheus"
+valgrind gdb bash-completion prometheus
+build-essential dpkg-dev debhelper fakeroot lintian"
 
 missing=""
 for p in $PKGS; do
