@@ -34,6 +34,7 @@
 
 #include "cli.h"
 #include "conf.h"
+#include "ctlask.h"
 #include "ctlclient.h"
 #include "daemon.h"
 #include "invite.h"
@@ -171,45 +172,15 @@ static int cmd_print_rules(int argc, char **argv)
  */
 static int status_request(const char *sock, ctlclient_line_fn *fn, void *arg)
 {
-	enum ctl_status st;
+	enum ctl_status st = CTL_S_OK;
 	int r = ctlclient_status(sock, CTLCLIENT_WAIT_MS, fn, arg, &st);
 
-	if (r < 0 && ctlclient_no_daemon(r)) {
-		fprintf(stderr, "knockgw: knockgw is not running (no control socket at %s)\n", sock);
-		return 3;
-	}
-	if (r < 0) {
-		fprintf(stderr, "knockgw: cannot talk to the daemon at %s: %s\n", sock, strerror(-r));
-		return 1;
-	}
-	if (st != CTL_S_OK) {
-		fprintf(stderr, "knockgw: the daemon refused: %s\n", ctlproto_status_word(st));
-		return 1;
-	}
-	return 0;
+	return ctlask_report(sock, r, st);
 }
 
 static int print_line(const char *line, size_t len, void *arg)
 {
 	return fwrite(line, 1, len, arg) == len ? 0 : -EIO;
-}
-
-/* --json: the reply read back into the stats (stats.h), lines it does not know skipped. */
-static int read_line(const char *line, size_t len, void *arg)
-{
-	char buf[CTLCLIENT_LINE_MAX + 1];
-	int r;
-
-	if (len > CTLCLIENT_LINE_MAX)
-		return -EPROTO;
-	memcpy(buf, line, len);
-	buf[len] = '\0';
-	r = stats_parse_line(arg, buf);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		fprintf(stderr, "knockgw: cannot read the daemon's status line: %s", buf);
-	return r;
 }
 
 /* `knockgw status [--json]`: asks the running daemon over its control socket. */
@@ -236,7 +207,7 @@ static int cmd_status(int argc, char **argv)
 		fprintf(stderr, "knockgw: out of memory\n");
 		return 1;
 	}
-	r = status_request(sock, read_line, s);
+	r = status_request(sock, ctlask_stats_line, s);
 	if (r == 0)
 		stats_json(s, stdout);
 	free(s);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctlask.h"
 #include "ctlclient.h"
 #include "daemon.h"
 #include "metrics.h"
@@ -21,7 +22,6 @@
 #include "metricscmd.h"
 #include "stats.h"
 
-enum { EXIT_NO_DAEMON = 3 };
 
 static void usage(FILE *f)
 {
@@ -30,53 +30,23 @@ static void usage(FILE *f)
 		   "with --output, replaces FILE atomically (mode 0644) instead.\n");
 }
 
-/* A line of the STATUS reply into the stats; lines it does not know skipped. */
-static int read_line(const char *line, size_t len, void *arg)
-{
-	char buf[CTLCLIENT_LINE_MAX + 1];
-	int r;
-
-	if (len > CTLCLIENT_LINE_MAX)
-		return -EPROTO;
-	memcpy(buf, line, len);
-	buf[len] = '\0';
-	r = stats_parse_line(arg, buf);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		fprintf(stderr, "knockgw: cannot read the daemon's status line: %s", buf);
-	return r;
-}
-
 /*
- * 0 with s filled, EXIT_NO_DAEMON, or 1 (said on stderr).  METRICS first;
+ * 0 with s filled, CTLASK_NO_DAEMON, or 1 (said on stderr).  METRICS first;
  * a daemon that does not know it yet (one still running from before an
  * upgrade) refuses it as a bad request: then STATUS, without the per-key
  * lines.
  */
 static int ask(const char *sock, struct stats *s)
 {
-	enum ctl_status st;
-	int r = ctlclient_metrics(sock, CTLCLIENT_WAIT_MS, read_line, s, &st);
+	enum ctl_status st = CTL_S_OK;
+	int r = ctlclient_metrics(sock, CTLCLIENT_WAIT_MS, ctlask_stats_line, s, &st);
 
 	if (r == 0 && st == CTL_S_BAD_REQUEST) {
 		memset(s, 0, sizeof(*s));
-		r = ctlclient_status(sock, CTLCLIENT_WAIT_MS, read_line, s, &st);
+		r = ctlclient_status(sock, CTLCLIENT_WAIT_MS, ctlask_stats_line, s, &st);
 	}
 
-	if (r < 0 && ctlclient_no_daemon(r)) {
-		fprintf(stderr, "knockgw: knockgw is not running (no control socket at %s)\n", sock);
-		return EXIT_NO_DAEMON;
-	}
-	if (r < 0) {
-		fprintf(stderr, "knockgw: cannot talk to the daemon at %s: %s\n", sock, strerror(-r));
-		return 1;
-	}
-	if (st != CTL_S_OK) {
-		fprintf(stderr, "knockgw: the daemon refused: %s\n", ctlproto_status_word(st));
-		return 1;
-	}
-	return 0;
+	return ctlask_report(sock, r, st);
 }
 
 /* The text: every family when s is given, only knockgw_up 0 without. */
@@ -167,7 +137,7 @@ static int run(const char *conf_path, const char *output)
 		return 1;
 	}
 	r = ask(sock, s);
-	if (r == 0 || (r == EXIT_NO_DAEMON && output)) {
+	if (r == 0 || (r == CTLASK_NO_DAEMON && output)) {
 		const struct stats *what = r == 0 ? s : NULL;
 
 		if (output) {
