@@ -41,7 +41,8 @@ static void check_request(const uint8_t *data, size_t size)
 	}
 	if (size > CTL_LINE_MAX || data[size - 1] != '\n')
 		abort();
-	if (req.cmd != CTL_CMD_STATUS) {
+	/* STATUS and METRICS name no flow. */
+	if (req.cmd != CTL_CMD_STATUS && req.cmd != CTL_CMD_METRICS) {
 		if ((req.family != AF_INET && req.family != AF_INET6) || req.port == 0)
 			abort();
 	}
