@@ -152,7 +152,9 @@ static void test_parse(void)
 		struct invite_args a = { 0 };
 		int argc = 1, r;
 
-		for (; t->argv[argc - 1]; argc++)
+		/* A row may fill every slot: no NULL after its last word then. */
+		for (; argc - 1 < (int)(sizeof(t->argv) / sizeof(t->argv[0])) && t->argv[argc - 1];
+		     argc++)
 			argv[argc] = (char *)(uintptr_t)t->argv[argc - 1];
 		r = invite_parse_args(argc, argv, &a);
 		CHECK_EQ_U(r + 1, t->want + 1, "parse row %zu (%s ...)", i,
