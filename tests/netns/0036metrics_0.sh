@@ -162,9 +162,11 @@ python3 "$TOP/tests/netns/unitsandbox.py" "$TOP/systemd/knockgw-metrics.service"
 cat "$TMP/sandbox.notes"
 SANDBOX=$(tr '\n' ' ' <"$TMP/sandbox.words")
 rm -f "$OUT"
+# LeakSanitizer (make check-asan) suspends threads with ptrace, which the
+# sandbox's system call filter refuses: off for this run only.
 # shellcheck disable=SC2086
 check "under knockgw-metrics.service's sandbox: --output exit 0" \
-	$SANDBOX $M --output "$OUT"
+	env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" $SANDBOX $M --output "$OUT"
 check "under the sandbox: the file is whole, mode 0644" \
 	sh -c "[ \"\$(tail -n 1 '$OUT')\" = 'knockgw_up 1' ] && [ \$(stat -c %a '$OUT') = 644 ]"
 check "--output into a missing directory: exit 1" sh -c "$M --output $TMP/nodir/x.prom; [ \$? = 1 ]"
