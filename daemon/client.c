@@ -316,6 +316,25 @@ static void translate(struct client *c, struct nfqueue *q, const struct nfqueue_
 	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, p->data, p->caplen, 0);
 }
 
+int client_flow_shift(struct client *c, const struct ct_flow *f, uint32_t *ret_delta)
+{
+	struct ct_info ci;
+	int r = ctnl_get(c->ct, f, &ci);
+
+	if (r < 0)
+		return r;
+	if (c->conf->translate == TRANSLATE_USER) {
+		if (ci.mark == 0)
+			return -ENOENT;
+		*ret_delta = ci.mark;
+		return 0;
+	}
+	if (!ci.has_seqadj)
+		return -ENOENT;
+	*ret_delta = ci.delta;
+	return 0;
+}
+
 bool client_wants_routed(const struct client *c, const struct nfqueue_packet *p)
 {
 	const struct kgw_marks *m = &c->conf->marks;

@@ -73,6 +73,20 @@ bool client_wants_routed(const struct client *c, const struct nfqueue_packet *p)
 void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p);
 void client_tick(struct client *c);
 
+/*
+ * The shift of the translated flow f: what the knock added to its outgoing
+ * sequence numbers (knock ISN - kernel ISN), to be subtracted from the
+ * acknowledgements coming back.  f is the flow's original direction as the
+ * client sent it (a routed flow: the LAN host's source, before any NAT).
+ * Kernel path: the conntrack entry's sequence adjustment; user path: where
+ * the daemon keeps it (docs/DESIGN.md), read from conntrack again after a
+ * restart.  Needs no conntrack entry attached to any packet, so it serves
+ * packets conntrack calls invalid and ICMP errors quoting the flow.  0 and
+ * *ret_delta, -ENOENT when f is no flow this path translates, or another
+ * -errno (a conntrack request that failed).
+ */
+int client_flow_shift(struct client *c, const struct ct_flow *f, uint32_t *ret_delta);
+
 /* Switches to a reloaded configuration; pinned SYNs and flows carry over. */
 void client_set_conf(struct client *c, const struct conf *conf);
 
