@@ -6,10 +6,18 @@
  * Kernel path (default): the SYN is queued before conntrack; the daemon
  * creates the flow's conntrack entry with a sequence adjustment (ctnl.h) and
  * accepts the SYN unchanged: the kernel rewrites it and the whole flow.
- * User path: the entry carries the shift in its conntrack mark, the rules
- * copy it into each queued packet's mark, and seqrewrite.c applies it; the
- * daemon keeps no per-flow state a restart would lose.  Either way, a
- * retransmitted SYN keeps the first one's ISN and TSval (pinned).
+ * User path: the daemon writes the knock ISN into the SYN itself and
+ * creates the entry with the shift in conntrack label bits of its own
+ * (rules.ct_label, marks.h), never in a mark other software shares; each
+ * worker keeps the shifts of the flows it saw in a table, which a restart
+ * may lose: the labels are read back, by tuple, for a flow it does not
+ * know.  Outgoing packets are shifted before conntrack sees them (output
+ * and prerouting at raw priority) and incoming ones after, so conntrack
+ * sees every packet as the wire carries it and judges the flow, RSTs
+ * included, as it judges any other; seqrewrite.c applies the shift.  All
+ * of a flow's packets, its SYN too, must come to one worker, as the queue
+ * rules' balancing by address pair sees to.  Either way, a retransmitted
+ * SYN keeps the first one's ISN and TSval (pinned).
  *
  * A struct client belongs to one queue thread, like struct server.
  */
@@ -38,6 +46,9 @@
 	X(translated_out, "outgoing packets shifted in user space")                    \
 	X(translated_in, "incoming packets shifted in user space")                     \
 	X(untranslatable, "user-path packets dropped: not wholly captured")            \
+	X(passed_as_is, "user-path packets of no translated flow, let through as they were") \
+	X(shift_lookups, "user-path shifts read from conntrack labels (a flow this worker did not know)") \
+	X(lookup_errors, "user-path packets dropped: conntrack could not tell their flow's shift") \
 	X(pkt_errors, "malformed packets dropped")
 
 enum client_counter {
@@ -53,6 +64,7 @@ struct client {
 	struct rawsock *rs;
 	struct intent_table *intents;	/* shared with the control socket */
 	struct flowtable syns;		/* recent SYNs: pins retransmissions */
+	struct flowtable shifts;	/* user path: flows' shifts (client.c) */
 	uint64_t mono, wall;		/* seconds; set by the caller */
 	uint64_t cnt[CC_MAX];
 	struct log_ratelimit rl;
