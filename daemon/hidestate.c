@@ -33,6 +33,13 @@ static void print_prefixes(FILE *f, const char *name, const struct prefix *p, si
 	fprintf(f, " ];");
 }
 
+/* The configuration's path in a comment line: nothing in it may end the line. */
+static void print_path(FILE *f, const char *path)
+{
+	for (const char *s = path; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
 /*
  * Knock mode everywhere: it takes the text secret, and it has no window,
  * which would be a setting of its own.  The mode makes no rule.
@@ -42,13 +49,13 @@ int hidestate_print(const struct conf *c, const char *secret, FILE *f)
 	size_t nprotect = c->nprotect < CONF_MAX_PROTECT ? c->nprotect : CONF_MAX_PROTECT;
 	size_t nknock = c->nknock < CONF_MAX_KNOCK ? c->nknock : CONF_MAX_KNOCK;
 
-	fprintf(f, "# knockgw's hiding state, saved by its last successful start or reload of\n"
-		   "# %s.  Before every start of knockgw.service, `knockgw hide` makes the\n"
+	fprintf(f, "# knockgw's hiding state, saved by its last successful start or reload of\n# ");
+	print_path(f, c->path);
+	fprintf(f, ".  Before every start of knockgw.service, `knockgw hide` makes the\n"
 		   "# table a stopped daemon leaves from this when no table is in place (after a\n"
 		   "# reboot), so that the protected ports answer like closed ports even if\n"
 		   "# knockgw then cannot start.  Written by knockgw: do not edit.  It is not a\n"
-		   "# configuration to run: its one key was drawn at random and given to no one.\n",
-		c->path);
+		   "# configuration to run: its one key was drawn at random and given to no one.\n");
 	fprintf(f, "queue = { num = %u; count = %u; fail_open = %s; };\n", (unsigned)c->queue_num,
 		(unsigned)c->queue_count, c->fail_open ? "true" : "false");
 	fprintf(f, "rules = { table = \"%s\"; mark_mask = 0x%08x; ct_mark_bit = 0x%08x; "
