@@ -329,5 +329,5 @@ int main(void)
 	test_rows();
 	test_save();
 	test_dir();
-	return unit_done("test_hidestate");
+	return unit_done("hidestate");
 }
