@@ -15,8 +15,8 @@
  * Every command takes -h/--help (stdout, exit 0); a usage error says why on
  * stderr and exits 2 (cli.h).  Running the daemon is daemon.h; the queue
  * threads are workers.h; the counters and their views are stats.h; invite
- * is invite.h and keywrite.h; hide is hidecmd.h.  Without -f the daemon logs to syslog; it
- * does not fork (systemd Type=notify).
+ * is invite.h and keywrite.h; hide is hidecmd.h.  Without -f the daemon
+ * logs to syslog; it does not fork (systemd Type=notify).
  */
 #include <errno.h>
 #include <getopt.h>

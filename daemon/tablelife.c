@@ -92,7 +92,6 @@ void tablelife_hide(const struct conf *c, enum nft_queue_kind kind)
 		   "removes it", c->table);
 }
 
-
 void tablelife_save(const struct conf *c, const char *state_dir)
 {
 	char err[PATH_MAX + 128];
