@@ -202,6 +202,29 @@ out:
 	return -e;
 }
 
+int hidestate_table(const char *dir, char table[static CONF_NAME_MAX])
+{
+	char path[PATH_MAX];
+	struct conf *c;
+	struct conf_errors *errs;
+	int r;
+
+	if (hidestate_path(dir, path, sizeof(path)) < 0)
+		return -ENAMETOOLONG;
+	if (access(path, F_OK) < 0)
+		return -ENOENT;
+	c = calloc(1, sizeof(*c));
+	errs = calloc(1, sizeof(*errs));
+	r = c && errs ? conf_load(path, c, errs) : -ENOMEM;
+	if (r == 0) {
+		snprintf(table, CONF_NAME_MAX, "%s", c->table);
+		conf_free(c);
+	}
+	free(c);
+	free(errs);
+	return r < 0 && r != -ENOMEM ? -EINVAL : r;
+}
+
 int hidestate_remove(const char *dir)
 {
 	char path[PATH_MAX];

@@ -66,6 +66,12 @@ int hidestate_path(const char *dir, char *path, size_t pathlen);
 int hidestate_save(const struct conf *c, const char *dir, char *err, size_t errlen);
 
 /*
+ * The table the state in dir names, into table (CONF_NAME_MAX bytes): 0;
+ * -ENOENT when there is no state, -EINVAL when it does not load.
+ */
+int hidestate_table(const char *dir, char table[static CONF_NAME_MAX]);
+
+/*
  * Removes dir/HIDESTATE_FILE: 1 removed, 0 there was none, or -errno.
  */
 int hidestate_remove(const char *dir);

@@ -39,8 +39,11 @@ void tablelife_remove(const struct conf *c, enum nft_queue_kind kind);
  * state_dir, or removes it where nothing is to stay hidden (on_stop
  * "open", or rules.manage false: the table is not ours), so that a failed
  * start after a reboot hides what this configuration hides and nothing
- * else.  state_dir NULL (the daemon was not started by its unit): nothing.
- * Logs what failed; the daemon runs on either way.
+ * else.  When the state it replaces named another table (rules.table was
+ * renamed; `knockgw hide` may have installed that one at boot), that
+ * table is deleted: nothing else would ever replace it.  state_dir NULL
+ * (the daemon was not started by its unit): nothing.  Logs what it did
+ * and what failed; the daemon runs on either way.
  */
 void tablelife_save(const struct conf *c, const char *state_dir);
 

@@ -3,9 +3,10 @@
  * configuration of the table below, the state hidestate_print() writes
  * loads with the configuration loader, and the tables made from it, the
  * running one and the hiding one, are the configuration's own, rule for
- * rule (nftplan) and as print-rules shows them.  Then hidestate_save()
- * and hidestate_remove() on a directory: mode 0600, no temporary file
- * left, a fresh secret each time, conf_load() takes the file.
+ * rule (nftplan) and as print-rules shows them.  Then hidestate_save(),
+ * hidestate_table() and hidestate_remove() on a directory: mode 0600, no
+ * temporary file left, a fresh secret each time, conf_load() takes the
+ * file, the table it names.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -259,7 +260,7 @@ static char *slurp(const char *path)
 
 static void test_save(void)
 {
-	char dir[] = "/tmp/test_hidestate.XXXXXX", path[PATH_MAX], err[512];
+	char dir[] = "/tmp/test_hidestate.XXXXXX", path[PATH_MAX], err[512], table[CONF_NAME_MAX];
 	struct conf *c = calloc(1, sizeof(*c)), *s = calloc(1, sizeof(*s));
 	struct conf_errors *errs = calloc(1, sizeof(*errs));
 	char *first = NULL, *second = NULL;
@@ -274,6 +275,7 @@ static void test_save(void)
 		      strcmp(path + strlen(dir), "/" HIDESTATE_FILE) == 0,
 	      "save: the path is DIR/" HIDESTATE_FILE);
 	CHECK_EQ_U(hidestate_remove(dir), 0, "save: remove with nothing saved: 0");
+	CHECK(hidestate_table(dir, table) == -ENOENT, "save: no state, no table: -ENOENT");
 	CHECK(hidestate_save(c, dir, err, sizeof(err)) == 0, "save: saved (%s)", err);
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0600 && S_ISREG(st.st_mode),
 	      "save: a regular file, mode 0600");
@@ -282,6 +284,8 @@ static void test_save(void)
 	      errs->n ? errs->msg[0] : "");
 	CHECK(s->nprotect == 1 && s->protect[0].port == 22, "save: port 22 in it");
 	conf_free(s);
+	CHECK(hidestate_table(dir, table) == 0 && strcmp(table, "knockgw") == 0,
+	      "save: the state names table knockgw");
 	first = slurp(path);
 	CHECK(hidestate_save(c, dir, err, sizeof(err)) == 0, "save: saved again (%s)", err);
 	second = slurp(path);
@@ -291,6 +295,15 @@ static void test_save(void)
 	CHECK(hidestate_save(c, "/nonexistent/dir", err, sizeof(err)) == -ENOENT &&
 		      strstr(err, "/nonexistent/dir"),
 	      "save: a missing directory: -ENOENT, named (%s)", err);
+	{
+		FILE *f = fopen(path, "w");
+
+		if (f) {
+			fputs("this is not libconfig\n", f);
+			fclose(f);
+		}
+	}
+	CHECK(hidestate_table(dir, table) == -EINVAL, "save: a state that does not load: -EINVAL");
 	CHECK_EQ_U(hidestate_remove(dir), 1, "save: remove: 1");
 	CHECK_EQ_U(entries(dir), 0, "save: removed");
 	rmdir(dir);
