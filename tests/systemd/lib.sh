@@ -85,6 +85,8 @@ ct_boot() {
 	systemd-nspawn -q -D "$CT_ROOT" --boot --private-network --register=no --keep-unit \
 		--console=passive >"$TMP/nspawn-$CT_BOOTS.log" 2>&1 &
 	CT_NSPAWN=$!
+	# run.sh checks at the end that none is left.
+	[ -z "${KGW_SUITE_PIDS:-}" ] || echo "$CT_NSPAWN" >>"$KGW_SUITE_PIDS"
 	CT_LEADER=
 	i=0
 	while [ -z "$CT_LEADER" ] && [ $i -lt 300 ]; do

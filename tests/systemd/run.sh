@@ -11,7 +11,7 @@
 #   2. runs tests/systemd/suite.sh in a mount namespace of its own, so that
 #      the container's overlay and tmpfs never show outside it and go with
 #      it, whatever happens;
-#   3. checks that no systemd-nspawn of the run is left.
+#   3. checks that no systemd-nspawn the suite started is left.
 # Prints "ok"/"not ok" lines, the run time and "run.sh: N passed, N
 # failed".  Skips (with the reason, exit 0) only where systemd-nspawn
 # cannot run: not root, no systemd-nspawn (make deps installs
@@ -55,12 +55,21 @@ else
 fi
 DEB=$(cd "$(dirname "$DEB")" && pwd)/$(basename "$DEB")
 
+pids=$(mktemp)
 unshare --mount --propagation slave \
-	env KGW_SUITE_MNTNS="$(readlink /proc/self/ns/mnt)" sh tests/systemd/suite.sh "$DEB"
+	env KGW_SUITE_MNTNS="$(readlink /proc/self/ns/mnt)" KGW_SUITE_PIDS="$pids" \
+	sh tests/systemd/suite.sh "$DEB"
 rc=$?
-left=$(pgrep -f "systemd-nspawn -q -D /tmp/kgw-ct-" || true)
+# Each systemd-nspawn the suite started (lib.sh writes their pids there).
+left=""
+while read -r p; do
+	case $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") in
+	systemd-nspawn*) left="$left $p" ;;
+	esac
+done <"$pids"
+rm -f "$pids"
 if [ -n "$left" ]; then
-	echo "not ok - a systemd-nspawn of the suite is left: $left"
+	echo "not ok - a systemd-nspawn of the suite is left:$left"
 	rc=1
 fi
 echo "# tests/systemd: $(($(date +%s) - start)) s"
