@@ -82,6 +82,14 @@
  *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) != syn
  *                   meta mark set ct mark  queue
  *       ip saddr D ip daddr F tcp sport P  meta mark set ct mark  queue }
+ *     ICMP errors about the client's flows (their quote holds the shifted
+ *     sequence number, which conntrack adjusts nowhere; clienticmp.h):
+ *     chain input_icmp {  type filter hook input priority -150;
+ *       per knock entry: meta l4proto icmp ct state related ct direction reply
+ *                   ct original ip daddr D ct original proto-dst P
+ *                   iif != lo  queue bypass }
+ *     chain forward_icmp {  type filter hook forward priority -150;
+ *       per `from` prefix F: the same with ct original ip saddr F, no iif }
  *   }
  *
  * Prerouting priority -150: after conntrack (-200) so ct state and mark are
@@ -129,6 +137,7 @@ enum {
 	CLOSED_PRIORITY = 10,
 	RAW_PRIORITY = -300,
 	USER_PRIORITY = -150,
+	ICMP_PRIORITY = -150,		/* after conntrack, and (forward) after un-NAT */
 	PLAN_FIRST = 64,
 };
 
@@ -143,6 +152,8 @@ static const struct nftplan_chain_def chains[CH_MAX] = {
 	[CH_OUTPUT] = { "output", "filter", NF_INET_LOCAL_OUT, USER_PRIORITY },
 	[CH_PREROUTING_RAW] = { "prerouting_raw", "filter", NF_INET_PRE_ROUTING, RAW_PRIORITY },
 	[CH_FORWARD_USER] = { "forward_user", "filter", NF_INET_FORWARD, USER_PRIORITY },
+	[CH_INPUT_ICMP] = { "input_icmp", "filter", NF_INET_LOCAL_IN, ICMP_PRIORITY },
+	[CH_FORWARD_ICMP] = { "forward_icmp", "filter", NF_INET_FORWARD, ICMP_PRIORITY },
 };
 
 const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch)
@@ -379,6 +390,12 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 
 		plan_client(p, RK_CLIENT_SYN, CH_OUTPUT_RAW, k, false);
 		plan_gateway(p, RK_CLIENT_FWD_SYN, CH_PREROUTING_RAW, k);
+		/*
+		 * Errors about the flow carry a quote of its segment as it
+		 * left, shifted, which conntrack's adjustment never touches.
+		 */
+		plan_client(p, RK_CLIENT_ICMP, CH_INPUT_ICMP, k, false);
+		plan_gateway(p, RK_CLIENT_FWD_ICMP, CH_FORWARD_ICMP, k);
 		if (c->translate == TRANSLATE_USER) {
 			plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, k, false);
 			plan_client(p, RK_CLIENT_IN, CH_INPUT, k, true);
@@ -440,6 +457,9 @@ static const char *kind_name(enum nftplan_kind k)
 	case RK_CLIENT_FWD_OUT:
 	case RK_CLIENT_FWD_IN:
 		return "gateway translation rule";
+	case RK_CLIENT_ICMP:
+	case RK_CLIENT_FWD_ICMP:
+		return "client ICMP error rule";
 	case RK_CT_KEEP:
 		return "conntrack keeper rule";
 	case RK_CLOSED_SKIP:
