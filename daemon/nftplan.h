@@ -30,6 +30,7 @@ enum nftplan_chain {
 	CH_FORWARD_USER,	/* ... user path: the routed flows' packets, both ways */
 	CH_INPUT_ICMP,		/* ICMP errors about this host's translated flows */
 	CH_FORWARD_ICMP,	/* ... about the routed ones */
+	CH_POSTROUTING_NAT,	/* gateway: an empty nat chain, so conntrack applies NAT */
 	CH_MAX
 };
 
