@@ -115,7 +115,7 @@ for kind in kernel user; do
 		out=$(in_r timeout 30 $SSH root@$dst echo own 2>/dev/null) || true
 		check "$kind $fam: the router's own ssh is knocked" [ "$out" = own ]
 		before=$(seen $ip 8080)
-		in_l timeout 10 socat -T 3 - TCP:$bdst:8080,connect-timeout=3 </dev/null \
+		in_l timeout 10 socat -T 1 - TCP:$bdst:8080,connect-timeout=1 </dev/null \
 			>/dev/null 2>&1 || true
 		check "$kind $fam: another LAN connection leaves un-NAT'ed (the server saw its LAN source)" \
 			[ "$(seen $ip 8080)" -gt "$before" ]
