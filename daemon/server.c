@@ -227,6 +227,27 @@ static int match_key(const struct server *s, const struct conf_protect *e,
 	return matched;
 }
 
+/*
+ * A full replay table made room for a fresh knock by forgetting another
+ * early (replay.h): counted, and told to the operator even when accepted
+ * knocks used up the peer messages (only valid knocks fill the table).
+ */
+static void note_displaced(struct server *s, const struct replay_room *room)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (room->how != REPLAY_ROOM_SOURCE && room->how != REPLAY_ROOM_KEY)
+		return;
+	s->cnt.c[room->how == REPLAY_ROOM_SOURCE ? SC_replay_displaced_source
+						 : SC_replay_displaced_key]++;
+	log_peer(&s->rl_full, s->mono, LOG_WARNING,
+		 "replay table full (limits.replay %u): forgot a knock of source %s/%u with key "
+		 "\"%s\" early, the oldest of the busiest %s; its replay protection ended",
+		 (unsigned)s->conf->max_replay,
+		 inet_ntop(room->family, room->prefix, a, sizeof(a)) ? a : "?", room->prefix_len,
+		 room->key, room->how == REPLAY_ROOM_SOURCE ? "source" : "key");
+}
+
 static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
 		       const struct pkt_view *v, int pi)
 {
@@ -268,25 +289,17 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	 * from another source whichever candidate it matches.
 	 */
 	if (e->replay) {
-		switch (replay_check(s->replay, v->seq, tsval, v->dport, v->family, src, s->mono,
-				     e->replay_ttl)) {
-		case REPLAY_FRESH:
-		case REPLAY_SAME_SOURCE:
-			break;
-		case REPLAY_OTHER_SOURCE:
+		struct replay_knock rk = { .isn = v->seq, .tsval = tsval, .port = v->dport,
+					   .family = v->family, .src = src,
+					   .key = c->keys[matched].name };
+		struct replay_room room;
+
+		if (replay_check(s->replay, &rk, s->mono, e->replay_ttl, &room) ==
+		    REPLAY_OTHER_SOURCE) {
 			refuse_knock(s, q, p, v, pi, SC_replay_refused);
 			return;
-		case REPLAY_FULL:
-			/*
-			 * Only a valid knock gets here: the operator must hear of
-			 * it even when accepted knocks used up the peer messages.
-			 */
-			log_peer(&s->rl_full, s->mono, LOG_WARNING,
-				 "replay table full (limits.replay %u): refusing new knocks "
-				 "until entries expire", (unsigned)c->max_replay);
-			refuse_knock(s, q, p, v, pi, SC_replay_full);
-			return;
 		}
+		note_displaced(s, &room);
 	}
 
 	if (e->integrity_len == 0) {

@@ -40,7 +40,8 @@
 	X(rst_send_error, "closed-port RSTs that could not be sent")                 \
 	X(nat_refusals, "refused SYNs the nat rule sent to a closed port (the kernel answers)") \
 	X(replay_refused, "valid knocks replayed from another source")               \
-	X(replay_full, "knocks refused because the replay table was full")          \
+	X(replay_displaced_source, "remembered knocks forgotten early for room: the busiest source's oldest") \
+	X(replay_displaced_key, "remembered knocks forgotten early for room: the busiest key's oldest") \
 	X(closed, "probes of closed ports answered (closed_ports \"daemon\")")         \
 	X(no_entry, "queued packets matching no protect entry")                      \
 	X(integ_ok, "integrity flows verified and released")                         \
