@@ -67,14 +67,18 @@ int client_init(struct client *c, const struct conf *conf, struct ctnl *ct, stru
 	c->rs = rs;
 	c->intents = intents;
 	c->rl = (struct log_ratelimit){ .interval = 10, .burst = 20 };
-	randombytes_buf(c->nonce_key, sizeof(c->nonce_key));
-	return flow_init(&c->syns, conf->max_flows < MAX_PINNED ? conf->max_flows : MAX_PINNED,
-			 sizeof(struct pinned));
+	int r = flow_init(&c->syns, conf->max_flows < MAX_PINNED ? conf->max_flows : MAX_PINNED,
+			  sizeof(struct pinned));
+	/* After flow_init, which made sure libsodium is initialised. */
+	if (r == 0)
+		randombytes_buf(c->nonce_key, sizeof(c->nonce_key));
+	return r;
 }
 
 void client_free(struct client *c)
 {
 	flow_free(&c->syns);
+	sodium_memzero(c->nonce_key, sizeof(c->nonce_key));
 }
 
 /*
