@@ -250,7 +250,7 @@ enum replay_result replay_check(struct replay *r, const struct replay_knock *k, 
 		res = REPLAY_FRESH;
 	}
 	pthread_mutex_unlock(&r->lock);
-	if (res == REPLAY_FRESH && ret_room)
+	if (ret_room)
 		*ret_room = room;
 	return res;
 }

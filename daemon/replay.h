@@ -87,8 +87,9 @@ void replay_free(struct replay *r);
 
 /*
  * Checks one verified knock at now (seconds, monotonic) and remembers a
- * fresh one for ttl seconds (it is gone at now + ttl).  For REPLAY_FRESH,
- * *ret_room (may be NULL) says how it found its place.
+ * fresh one for ttl seconds (it is gone at now + ttl).  *ret_room (may be
+ * NULL) says how a fresh one found its place (REPLAY_ROOM_FREE for any
+ * other answer).
  */
 enum replay_result replay_check(struct replay *r, const struct replay_knock *k, uint64_t now,
 				uint32_t ttl, struct replay_room *ret_room);

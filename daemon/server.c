@@ -308,7 +308,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		struct replay_knock rk = { .isn = v->seq, .tsval = tsval, .port = v->dport,
 					   .family = v->family, .src = src,
 					   .key = c->keys[matched].name };
-		struct replay_room room;
+		struct replay_room room = { .how = REPLAY_ROOM_FREE };
 
 		if (replay_check(s->replay, &rk, s->mono, e->replay_ttl, &room) ==
 		    REPLAY_OTHER_SOURCE) {

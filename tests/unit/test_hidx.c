@@ -67,7 +67,7 @@ static void model(void)
 {
 	struct hidx x;
 	bool in[MODEL_MAX] = { false };
-	uint32_t hash_of[MODEL_MAX];
+	uint32_t hash_of[MODEL_MAX] = { 0 };
 	uint64_t rng = 20261207;
 	size_t n = 0;
 	unsigned bad = 0, checked = 0;
