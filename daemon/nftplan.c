@@ -481,7 +481,7 @@ static const char *kind_name(enum nftplan_kind k)
 	case RK_CLIENT_FWD_SYN:
 		return "gateway knock rule";
 	case RK_CLIENT_FWD_SPOOF:
-		return "gateway reverse-path rule (needs nft_fib)";
+		return "gateway source-check rule (drops a from SYN that came from elsewhere)";
 	case RK_CLIENT_FWD_OUT:
 	case RK_CLIENT_FWD_IN:
 		return "gateway translation rule";
