@@ -42,8 +42,10 @@ int tally_init(struct tally *t, size_t max_members, size_t max_groups)
 void tally_free(struct tally *t)
 {
 	hidx_free(&t->idx);
-	if (t->g)
-		sodium_memzero(t->g, t->max_groups * sizeof(*t->g));
+	/* Live groups' names only (a freed group's is wiped already). */
+	for (size_t i = 0; t->g && t->ngroups > 0 && i < t->max_groups; i++)
+		if (t->g[i].size > 0)
+			sodium_memzero(t->g[i].key, sizeof(t->g[i].key));
 	free(t->g);
 	free(t->group_of);
 	free(t->prev);
