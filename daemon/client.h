@@ -49,6 +49,9 @@
 	X(passed_as_is, "user-path packets of no translated flow, let through as they were") \
 	X(shift_lookups, "user-path shifts read from conntrack labels (a flow this worker did not know)") \
 	X(lookup_errors, "user-path packets dropped: conntrack could not tell their flow's shift") \
+	X(icmp_translated, "ICMP errors about translated flows translated back")       \
+	X(icmp_passed, "ICMP errors passed unchanged: their flow has no shift")        \
+	X(icmp_unread, "ICMP errors passed unchanged: unreadable or not wholly captured") \
 	X(pkt_errors, "malformed packets dropped")
 
 enum client_counter {
@@ -65,6 +68,7 @@ struct client {
 	struct intent_table *intents;	/* shared with the control socket */
 	struct flowtable syns;		/* recent SYNs: pins retransmissions */
 	struct flowtable shifts;	/* user path: flows' shifts (client.c) */
+	uint8_t nonce_key[16];		/* the nonce of SYNs without a timestamp */
 	uint64_t mono, wall;		/* seconds; set by the caller */
 	uint64_t cnt[CC_MAX];
 	struct log_ratelimit rl;
