@@ -48,12 +48,14 @@ struct ct_info {
 	bool has_seqadj;
 	uint32_t pos, delta;		/* sequence adjustment, when present */
 	uint32_t mark;			/* 0 when absent */
+	uint8_t tcp_state;		/* enum tcp_conntrack; 0 (NONE) when absent */
 };
 
 /*
  * Reads one conntrack entry message (the kernel's answer to a get) into ret:
- * the mark and the original direction's sequence adjustment, each taken only
- * when present and well formed; attributes of unknown types are skipped.
+ * the mark, the original direction's sequence adjustment and the TCP state,
+ * each taken only when present and well formed; attributes of unknown types
+ * are skipped.
  * 0, or -EBADMSG when the message is shorter than its headers or its length
  * is not padded as the kernel pads it (ret untouched).
  * Pure: no I/O.

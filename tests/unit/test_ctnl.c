@@ -25,6 +25,7 @@ enum { MAX_STEPS = 12, BUF_BYTES = 4096 };
 enum op {
 	END,		/* no more steps */
 	U32,		/* attribute type, 32-bit value (network order on the wire) */
+	U8,		/* attribute type, 8-bit value */
 	RAW,		/* attribute type with len bytes of 0xab */
 	NEST,		/* nest of type ... */
 	NEST_END,	/* ... ends here */
@@ -52,7 +53,7 @@ struct row {
 #define BEFORE(v) { U32, CTA_SEQADJ_OFFSET_BEFORE, 0, v }
 #define AFTER(v) { U32, CTA_SEQADJ_OFFSET_AFTER, 0, v }
 #define MARK(v) { U32, CTA_MARK, 0, v }
-#define ADJ(p, d) { true, p, d, 0 }
+#define ADJ(p, d) { true, p, d, 0, 0 }
 #define NEST_OF(t) { NEST, t, 0, 0 }
 #define NEND { NEST_END, 0, 0, 0 }
 #define RAW_OF(t, n) { RAW, t, n, 0 }
@@ -60,13 +61,16 @@ struct row {
 #define CUT_BY(n) { CUT, 0, n, 0 }
 #define LEN_OF(n) { LEN, 0, n, 0 }
 #define NONE { END, 0, 0, 0 }
+/* CTA_PROTOINFO { CTA_PROTOINFO_TCP { CTA_PROTOINFO_TCP_STATE st } } */
+#define TCP_STATE(st) NEST_OF(CTA_PROTOINFO), NEST_OF(CTA_PROTOINFO_TCP), \
+	{ U8, CTA_PROTOINFO_TCP_STATE, 0, st }, NEND, NEND
 
 static const struct row rows[] = {
 	{ "no attributes", { NONE }, 0, { 0 } },
 	{ "a mark", { MARK(0x1234) }, 0, { .mark = 0x1234 } },
 	{ "a sequence adjustment and a mark",
 	  { NEST_OF(CTA_SEQ_ADJ_ORIG), POS(1000), BEFORE(77), AFTER(77), NEND, MARK(5) },
-	  0, { true, 1000, 77, 5 } },
+	  0, { true, 1000, 77, 5, 0 } },
 	{ "the nest flagged NLA_F_NESTED, as the kernel sends it",
 	  { NEST_OF(SEQ_ADJ_NESTED), POS(0xfffffff0), BEFORE(0x80000000), NEND },
 	  0, ADJ(0xfffffff0, 0x80000000) },
@@ -117,6 +121,19 @@ static const struct row rows[] = {
 	{ "a header and no nfgenmsg", { LEN_OF(sizeof(struct nlmsghdr)) }, -EBADMSG, { 0 } },
 	{ "a header and half an nfgenmsg", { LEN_OF(sizeof(struct nlmsghdr) + 2) },
 	  -EBADMSG, { 0 } },
+	/* The TCP state, nested twice as the kernel sends it */
+	{ "an established connection", { TCP_STATE(3), MARK(2) }, 0, { .mark = 2, .tcp_state = 3 } },
+	{ "a TCP state of 4 bytes is absent",
+	  { NEST_OF(CTA_PROTOINFO), NEST_OF(CTA_PROTOINFO_TCP),
+	    RAW_OF(CTA_PROTOINFO_TCP_STATE, 4), NEND, NEND },
+	  0, { 0 } },
+	{ "protoinfo without its TCP nest", { NEST_OF(CTA_PROTOINFO), MARK(3), NEND },
+	  0, { 0 } },
+	{ "a TCP nest with types above its maximum",
+	  { NEST_OF(CTA_PROTOINFO), NEST_OF(CTA_PROTOINFO_TCP),
+	    RUN_OF(CTA_PROTOINFO_TCP_MAX + 1, CTA_MAX + 3, 1), { U8, CTA_PROTOINFO_TCP_STATE, 0, 7 },
+	    NEND, NEND },
+	  0, { .tcp_state = 7 } },
 	{ "headers and an attribute's header without its value",
 	  { MARK(1), LEN_OF(sizeof(struct nlmsghdr) + sizeof(struct nfgenmsg) + 4) },
 	  0, { 0 } },
@@ -126,7 +143,8 @@ static struct nlmsghdr *build(char *buf, const struct row *r)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct nfgenmsg *nfg;
-	struct nlattr *nest = NULL;
+	struct nlattr *nest[4];
+	unsigned depth = 0;
 	uint8_t junk[16];
 
 	memset(junk, 0xab, sizeof(junk));
@@ -141,14 +159,19 @@ static struct nlmsghdr *build(char *buf, const struct row *r)
 		case U32:
 			mnl_attr_put_u32(nlh, st->type, htonl(st->value));
 			break;
+		case U8:
+			mnl_attr_put_u8(nlh, st->type, (uint8_t)st->value);
+			break;
 		case RAW:
 			mnl_attr_put(nlh, st->type, st->len, junk);
 			break;
 		case NEST:
-			nest = mnl_attr_nest_start(nlh, st->type);
+			if (depth < sizeof(nest) / sizeof(nest[0]))
+				nest[depth++] = mnl_attr_nest_start(nlh, st->type);
 			break;
 		case NEST_END:
-			mnl_attr_nest_end(nlh, nest);
+			if (depth > 0)
+				mnl_attr_nest_end(nlh, nest[--depth]);
 			break;
 		case RUN:
 			for (uint32_t t = st->type; t <= st->len; t++)
@@ -173,7 +196,7 @@ int main(void)
 		const struct row *r = &rows[no];
 		/* The parse must not read past the message: the rest is poison. */
 		static char buf[BUF_BYTES];
-		const struct ct_info poison = { true, 0xdead, 0xbeef, 0xfeed };
+		const struct ct_info poison = { true, 0xdead, 0xbeef, 0xfeed, 0x77 };
 		struct ct_info got = poison;
 		struct nlmsghdr *nlh;
 		int rc;
@@ -185,7 +208,8 @@ int main(void)
 		CHECK(rc == r->rc, "row %u (%s): rc %d, want %d", no, r->name, rc, r->rc);
 		if (r->rc < 0) {
 			CHECK(got.has_seqadj == poison.has_seqadj && got.pos == poison.pos &&
-				      got.delta == poison.delta && got.mark == poison.mark,
+				      got.delta == poison.delta && got.mark == poison.mark &&
+				      got.tcp_state == poison.tcp_state,
 			      "row %u (%s): ret written on failure", no, r->name);
 			continue;
 		}
@@ -196,6 +220,7 @@ int main(void)
 		CHECK_EQ_U(got.delta, r->want.has_seqadj ? r->want.delta : 0, "row %u (%s): delta",
 			   no, r->name);
 		CHECK_EQ_U(got.mark, r->want.mark, "row %u (%s): mark", no, r->name);
+		CHECK_EQ_U(got.tcp_state, r->want.tcp_state, "row %u (%s): tcp state", no, r->name);
 	}
 	return unit_done("ctnl");
 }
