@@ -291,11 +291,19 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 
 	if (e->integrity_len == 0) {
 		server_accept_syn(s, q, p);
-	} else if (!pending_start(s, q, p, v, pi, matched, epoch, &dialled)) {
-		/* No room for its flow (counted there): refused like any other. */
-		s->cnt.port_refused[pi]++;
-		mimic_closed_port(s, q, p, v, e);
-		return;
+	} else {
+		switch (pending_start(s, q, p, v, pi, matched, epoch, &dialled)) {
+		case PENDING_STARTED:
+			break;
+		case PENDING_LIVE:
+			/* A copy of a live connection's SYN: dropped, counted there. */
+			return;
+		case PENDING_REFUSED:
+			/* No room for its flow (counted there): refused like any other. */
+			s->cnt.port_refused[pi]++;
+			mimic_closed_port(s, q, p, v, e);
+			return;
+		}
 	}
 	s->cnt.c[SC_syn_accepted]++;
 	s->cnt.port_accepted[pi]++;
