@@ -207,8 +207,9 @@ static bool evict_oldest(struct server *s, struct nfqueue *q, const struct flow_
 }
 
 /*
- * Is the connection this SYN belongs to past its handshake, as conntrack
- * sees it: 1 yes, 0 no, -errno when conntrack could not be asked.
+ * Has the service answered the connection this SYN belongs to, as
+ * conntrack sees it (SYN_RECV or later, and not over): 1 yes, 0 no,
+ * -errno when conntrack could not be asked.
  *
  * A copy of a verified connection's own SYN (a retransmission seen late,
  * or one an attacker captured and sends from the client's address, which
@@ -216,19 +217,23 @@ static bool evict_oldest(struct server *s, struct nfqueue *q, const struct flow_
  * first, and conntrack lets it pass on the established entry.  Starting
  * the check again there would flag the entry anew and hold the client's
  * next data, never the range the ISN covers, until the timeout reset the
- * connection.  So a SYN of a connection past its handshake starts
- * nothing.  Conntrack keeps that state for the connection's whole life,
- * where a memory of verified flows would have to last as long as their
- * knocks verify (a whole epoch and more; in knock mode, for ever).
+ * connection.  And once the service has answered one ISN (its SYN-ACK
+ * passed), a check started for another would watch bytes the service does
+ * not read first.  So such a SYN starts nothing.  Conntrack keeps that
+ * state for the connection's whole life, where a memory of verified flows
+ * would have to last as long as their knocks verify (an epoch and more; in
+ * knock mode, for ever).
  */
-static int past_handshake(struct server *s, const struct nfqueue_packet *p,
-			  const struct pkt_view *v)
+static int answered(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v)
 {
 	struct ct_flow f = { .family = v->family, .sport = v->sport, .dport = v->dport };
 	struct ct_info ci;
 	int r;
 
-	/* The rule saw conntrack call it new (marks.h): no connection is on it. */
+	/*
+	 * Conntrack calls a SYN new (the rule's NEWSYN, marks.h) until it has
+	 * seen an answer: nothing to ask.
+	 */
 	if (pf_has_code(s, p->mark, s->conf->marks.newsyn))
 		return 0;
 	if (!s->ct)
@@ -246,6 +251,7 @@ static int past_handshake(struct server *s, const struct nfqueue_packet *p,
 	if (r < 0)
 		return r;
 	switch (ci.tcp_state) {
+	case TCP_CONNTRACK_SYN_RECV:
 	case TCP_CONNTRACK_ESTABLISHED:
 	case TCP_CONNTRACK_FIN_WAIT:
 	case TCP_CONNTRACK_CLOSE_WAIT:
@@ -254,6 +260,27 @@ static int past_handshake(struct server *s, const struct nfqueue_packet *p,
 	default:
 		return 0;
 	}
+}
+
+static bool same_syn(const struct pending_flow *pf, const struct pkt_view *v)
+{
+	return pf->isn == v->seq && pf->tsval == (v->has_ts ? v->tsval : 0);
+}
+
+/*
+ * Sends p back through our chain to have its conntrack entry flagged
+ * (marks.h): the rule that sees the code sets the bit and goes on, the
+ * knock rule queues the SYN once more, and pending_requeued() lets that
+ * copy through.  Every SYN a waiting flow lets through goes this way, never
+ * straight: conntrack may have replaced the entry since the last one (lost
+ * it, or reopened it after an RST), and a SYN passed on an entry without
+ * the bit would open a connection whose segments bypass the check.
+ */
+static void flag_syn(const struct server *s, struct nfqueue *q, struct pending_flow *pf,
+		     const struct nfqueue_packet *p)
+{
+	pf->echo = true;
+	nfqueue_verdict_mark(q, p->id, NFQUEUE_REPEAT, own_mark(s, p->mark) | s->conf->marks.integ);
 }
 
 enum pending_start pending_start(struct server *s, struct nfqueue *q,
@@ -271,23 +298,37 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 	flow_key_client(&k, v, p->data);
 	fe = flow_lookup(&s->pending, &k);
 	pf = fe ? fe->value : NULL;
-	if (!pf || pf->state != PF_WAIT || pf->nheld == 0) {
-		/* It would start (or restart) the check: not on a live connection. */
-		live = past_handshake(s, p, v);
-		if (live < 0) {
-			s->cnt.c[SC_integ_ct_error]++;
-			return PENDING_REFUSED;
-		}
-		if (live > 0) {
-			/*
-			 * Dropped, not passed: the service's TCP would only answer it
-			 * with an ACK, and should the service have no socket for it
-			 * any more, the SYN would open a connection nobody checks.
-			 */
-			s->cnt.c[SC_integ_syn_live]++;
-			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-			return PENDING_LIVE;
-		}
+	if (pf && pf->state == PF_WAIT && same_syn(pf, v)) {
+		/* A retransmission: the flow goes on (its deadline too). */
+		flag_syn(s, q, pf, p);
+		return PENDING_AGAIN;
+	}
+	/*
+	 * Another ISN, where the service may already hold the first one: the
+	 * flow's SYN was let through or its data came, its bytes went through
+	 * unacknowledged (VERIFIED), or conntrack sees the connection
+	 * answered.  Restarting would have the check watch another range than
+	 * the one the service reads.  (A flow whose SYN never got through, or
+	 * one that is over, starts again.)
+	 */
+	if (pf && (pf->state == PF_VERIFIED ||
+		   (pf->state == PF_WAIT && (pf->nheld > 0 || pf->passed))))
+		live = 1;
+	else
+		live = answered(s, p, v);
+	if (live < 0) {
+		s->cnt.c[SC_integ_ct_error]++;
+		return PENDING_REFUSED;
+	}
+	if (live > 0) {
+		/*
+		 * Dropped, not passed: the service's TCP would only answer it
+		 * with an ACK, and should the service have no socket for it
+		 * any more, the SYN would open a connection nobody checks.
+		 */
+		s->cnt.c[SC_integ_syn_live]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		return PENDING_LIVE;
 	}
 	if (!fe) {
 		if (!holdacct_flow_ok(&s->acct, v->family, pkt_src(p->data, v))) {
@@ -312,40 +353,27 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 		s->cnt.c[SC_flows_full]++;
 		return PENDING_REFUSED;
 	}
-	pf = fe->value;
-	if (created || pf->state != PF_WAIT || pf->nheld == 0) {
-		/*
-		 * New; a retransmitted SYN before any data; or a new connection
-		 * on the tuple of one that is over: (re)start.
-		 */
-		memset(pf, 0, sizeof(*pf));
-		pf->order = s->next_order++;
-		pf->epoch = epoch;
-		pf->isn = v->seq;
-		pf->tsval = v->has_ts ? v->tsval : 0;
-		pf->protect = (uint16_t)pi;
-		pf->key = (uint16_t)key;
-		pf->family = v->family;
-		memcpy(pf->local, pkt_dst(p->data, v), v->addr_len);
-		memcpy(pf->remote, pkt_src(p->data, v), v->addr_len);
-		pf->lport = v->dport;
-		pf->rport = v->sport;
-		pf->dialled = *dialled;
-		integ_init(&pf->buf, v->seq, e->integrity_len);
-		fe->expires = s->mono + c->integrity_timeout;
-	}
-	if (pf->flagged) {
-		/* The flow's conntrack entry carries the bit already. */
-		server_accept_syn(s, q, p);
-		return PENDING_STARTED;
-	}
 	/*
-	 * Our chain sees the code, flags the conntrack entry and goes on: the
-	 * knock rule queues the SYN once more, and pending_requeued() lets it
-	 * through.  One REPEAT per ISN: nothing loops.
+	 * New; another ISN before the service answered and before any data;
+	 * or a new connection on the tuple of one that is over: (re)start.
 	 */
-	pf->flagged = true;
-	nfqueue_verdict_mark(q, p->id, NFQUEUE_REPEAT, own_mark(s, p->mark) | s->conf->marks.integ);
+	pf = fe->value;
+	memset(pf, 0, sizeof(*pf));
+	pf->order = s->next_order++;
+	pf->epoch = epoch;
+	pf->isn = v->seq;
+	pf->tsval = v->has_ts ? v->tsval : 0;
+	pf->protect = (uint16_t)pi;
+	pf->key = (uint16_t)key;
+	pf->family = v->family;
+	memcpy(pf->local, pkt_dst(p->data, v), v->addr_len);
+	memcpy(pf->remote, pkt_src(p->data, v), v->addr_len);
+	pf->lport = v->dport;
+	pf->rport = v->sport;
+	pf->dialled = *dialled;
+	integ_init(&pf->buf, v->seq, e->integrity_len);
+	fe->expires = s->mono + c->integrity_timeout;
+	flag_syn(s, q, pf, p);
 	return PENDING_STARTED;
 }
 
@@ -354,15 +382,18 @@ bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_
 {
 	struct flow_key k;
 	struct flow_entry *fe;
-	const struct pending_flow *pf;
+	struct pending_flow *pf;
 
 	flow_key_client(&k, v, p->data);
 	fe = flow_lookup(&s->pending, &k);
 	if (!fe)
 		return false;
 	pf = fe->value;
-	if (!pf->flagged || pf->isn != v->seq || pf->tsval != (v->has_ts ? v->tsval : 0))
+	if (pf->state != PF_WAIT || !pf->echo || !same_syn(pf, v))
 		return false;
+	/* The one copy our REPEAT sent back: its entry carries the bit now. */
+	pf->echo = false;
+	pf->passed = true;
 	server_accept_syn(s, q, p);
 	return true;
 }

@@ -51,7 +51,8 @@ int pending_init(struct server *s, const struct conf *c, unsigned nqueues);
 void pending_free(struct server *s);
 
 enum pending_start {
-	PENDING_STARTED,	/* the flow (re)started or goes on: the SYN has its verdict */
+	PENDING_STARTED,	/* the flow (re)started: the SYN has its verdict */
+	PENDING_AGAIN,		/* a retransmission of a waiting flow's SYN: has its verdict */
 	PENDING_LIVE,		/* a SYN of a connection past its handshake: dropped, counted */
 	PENDING_REFUSED,	/* no flow could be started: the caller refuses the knock */
 };
@@ -70,10 +71,10 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 				 int key, uint64_t epoch, const struct dest *dialled);
 
 /*
- * A SYN of a flow whose conntrack entry was already sent to get the bit,
- * with the ISN it was sent for: our own REPEAT come back through the knock
- * rule, a retransmission, or a late copy.  Given its verdict (accept, not
- * verified or counted again): true.
+ * A SYN that may be the copy of one pending_start() sent back through our
+ * chain to be flagged (REPEAT), with the ISN it was sent for: then given its
+ * verdict (accept, not verified or counted again): true.  Only the one copy:
+ * any other SYN goes through pending_start() again.
  */
 bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
 		      const struct pkt_view *v);

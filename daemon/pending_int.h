@@ -43,7 +43,10 @@ struct pending_flow {
 	uint32_t held_bytes;
 	uint8_t nheld;
 	uint8_t state;			/* enum pf_state */
-	bool flagged;			/* its conntrack entry was sent to get the bit */
+	bool echo;			/* a SYN went back to be flagged (REPEAT): its copy is due */
+	bool passed;			/* its SYN was let through: the service may hold its ISN */
+	uint8_t asks;			/* conntrack asked about it in ask_second (pendseg.c) */
+	uint64_t ask_second;
 	struct held held[MAX_HELD];
 	struct integ_buf buf;		/* VERIFIED: the verified bytes, kept to compare */
 };

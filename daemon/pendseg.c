@@ -15,6 +15,8 @@
 #include "pending_int.h"
 #include "verify.h"
 
+enum { STILL_ASKS = 8 };	/* conntrack asks per waiting flow and second */
+
 static void flow_key_client(struct flow_key *k, const struct pkt_view *v, const uint8_t *buf)
 {
 	flow_key_make(k, v->family, pkt_src(buf, v), pkt_dst(buf, v), v->sport, v->dport);
@@ -46,6 +48,41 @@ static void unknown_flow(struct server *s, struct nfqueue *q, uint32_t id, int f
 		return;
 	}
 	pf_abort(s, q, family, local, lport, remote, rport, p, v);
+}
+
+/*
+ * Does the waiting flow's conntrack entry still carry the bit?  A segment
+ * conntrack calls invalid comes without its entry, so it cannot tell: and
+ * an entry conntrack dropped (an unassured one, early, when its table is
+ * full) took the bit along.  The client's segments then come as no
+ * connection, or invalid when conntrack picks up no connection midstream
+ * (nf_conntrack_tcp_loose off); the service's would leave unchecked, its
+ * banner first.  So an invalid segment of a waiting flow makes the daemon
+ * ask, STILL_ASKS times a second per flow at most (more fail as "cannot
+ * tell").  1 yes, 0 no, -errno: cannot tell.
+ */
+static int still_flagged(struct server *s, struct pending_flow *pf)
+{
+	struct ct_flow f = { .family = pf->family, .sport = pf->rport, .dport = pf->lport };
+	size_t alen = pf->family == AF_INET6 ? 16 : 4;
+	struct ct_info ci;
+	int r;
+
+	if (pf->ask_second != s->mono) {
+		pf->ask_second = s->mono;
+		pf->asks = 0;
+	}
+	if (!s->ct || pf->asks >= STILL_ASKS)
+		return -EAGAIN;
+	pf->asks++;
+	memcpy(f.src, pf->remote, alen);
+	memcpy(f.dst, pf->local, alen);
+	r = ctnl_get(s->ct, &f, &ci);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	return (ci.mark & s->conf->marks.ct_integ) != 0;
 }
 
 /* Fails flow fe for p (dropped first), counted as why, logged as what. */
@@ -135,8 +172,16 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		/*
 		 * Conntrack called it invalid (it carries no entry, so no flag),
 		 * and it belongs to no flow being checked: it goes on to TCP as
-		 * it would without us.
+		 * it would without us, unless its flow is one we reset lately
+		 * (the service's socket may have outlived the abort).
 		 */
+		if (strays_recent(&s->strays, v->family, pkt_src(p->data, v), pkt_dst(p->data, v),
+				  v->sport, v->dport, s->mono)) {
+			s->cnt.c[SC_integ_unknown]++;
+			s->cnt.c[SC_integ_stray_quiet]++;
+			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+			return;
+		}
 		pf_accept(s, q, p->id, p->mark);
 		return;
 	}
@@ -148,6 +193,21 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		 */
 		fail_flow(s, q, fe, p, v, SC_integ_lost, "conntrack lost the flow, reset");
 		return;
+	}
+	if (fe && pf_has_code(s, p->mark, s->conf->marks.invalid) &&
+	    ((struct pending_flow *)fe->value)->state == PF_WAIT) {
+		switch (still_flagged(s, fe->value)) {
+		case 1:
+			break;
+		case 0:
+			fail_flow(s, q, fe, p, v, SC_integ_lost, "conntrack lost the flow, reset");
+			return;
+		default:
+			/* Cannot tell now: the sender retransmits it. */
+			s->cnt.c[SC_hold_cap]++;
+			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+			return;
+		}
 	}
 	if (!fe) {
 		/* An RST of a flow we do not know resets nothing more. */
@@ -165,20 +225,31 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		pf_accept(s, q, p->id, p->mark);
 		return;
 	}
-	if (!(v->flags & TCP_RST) && breaks_range(pf, v, &why, &what)) {
+	if (v->flags & TCP_RST) {
+		/*
+		 * TCP reads nothing of an RST but the reset (its data, if any,
+		 * is diagnostic), and conntrack has taken it already.  It ends
+		 * a waiting flow, failed: the connection is reset, by the client
+		 * or by us.  A verified one goes on being checked (TCP ignores
+		 * an RST out of its window, and the verified bytes it has not
+		 * taken yet must still be the ones it reads), until the
+		 * service's acknowledgement or the timeout.
+		 */
+		pf_accept(s, q, p->id, p->mark);
+		if (pf->state == PF_WAIT)
+			pf_end(s, q, fe, true, NULL, NULL);
+		return;
+	}
+	if (breaks_range(pf, v, &why, &what)) {
 		fail_flow(s, q, fe, p, v, why, what);
 		return;
 	}
-	if (v->payload_len == 0 && (pf->state != PF_WAIT || !(v->flags & TCP_FIN) ||
-				    (v->flags & TCP_RST))) {
+	if (v->payload_len == 0 && (pf->state != PF_WAIT || !(v->flags & TCP_FIN))) {
 		/*
-		 * The handshake's ACK and bare ACKs carry nothing to check; an
-		 * RST ends the flow; a bare FIN waits with the bytes (below)
-		 * until they verify.
+		 * The handshake's ACK and bare ACKs carry nothing to check; a
+		 * bare FIN waits with the bytes (below) until they verify.
 		 */
 		pf_accept(s, q, p->id, p->mark);
-		if (v->flags & TCP_RST)
-			pf_end(s, q, fe, pf->state == PF_WAIT, NULL, NULL);
 		return;
 	}
 	if (!window_captured(pf, v)) {

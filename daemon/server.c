@@ -295,6 +295,9 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		switch (pending_start(s, q, p, v, pi, matched, epoch, &dialled)) {
 		case PENDING_STARTED:
 			break;
+		case PENDING_AGAIN:
+			/* The same knock again: verdict given there, counted once. */
+			return;
 		case PENDING_LIVE:
 			/* A copy of a live connection's SYN: dropped, counted there. */
 			return;

@@ -84,15 +84,21 @@ static bool spend(struct strays *t, int family, const uint8_t *src, uint64_t now
 	return true;
 }
 
-enum stray_action strays_check(struct strays *t, int family, const uint8_t *src,
-			       const uint8_t *dst, uint16_t sport, uint16_t dport, uint64_t now)
+bool strays_recent(struct strays *t, int family, const uint8_t *src, const uint8_t *dst,
+		   uint16_t sport, uint16_t dport, uint64_t now)
 {
 	struct flow_key k;
 	struct flow_entry *e;
 
 	flow_key_make(&k, family, src, dst, sport, dport);
 	e = flow_lookup(&t->flows, &k);
-	if (e && e->expires > now)
+	return e && e->expires > now;
+}
+
+enum stray_action strays_check(struct strays *t, int family, const uint8_t *src,
+			       const uint8_t *dst, uint16_t sport, uint16_t dport, uint64_t now)
+{
+	if (strays_recent(t, family, src, dst, sport, dport, now))
 		return STRAY_DROP_QUIET;
 	if (!spend(t, family, src, now))
 		return STRAY_DROP_QUIET;

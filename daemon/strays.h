@@ -58,6 +58,10 @@ enum stray_action {
 enum stray_action strays_check(struct strays *t, int family, const uint8_t *src,
 			       const uint8_t *dst, uint16_t sport, uint16_t dport, uint64_t now);
 
+/* Was this flow reset lately (strays_check, strays_note)? */
+bool strays_recent(struct strays *t, int family, const uint8_t *src, const uint8_t *dst,
+		   uint16_t sport, uint16_t dport, uint64_t now);
+
 /* The daemon reset this flow itself: its late segments are quiet. */
 void strays_note(struct strays *t, int family, const uint8_t *src, const uint8_t *dst,
 		 uint16_t sport, uint16_t dport, uint64_t now);

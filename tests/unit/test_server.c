@@ -93,6 +93,7 @@ static size_t nevents;
 static unsigned fake_misuse;		/* calls with the wrong handle, log overflow */
 static int fake_kill_ret, fake_raw_ret, fake_unflag_ret, fake_ct_ret;
 static uint8_t fake_ct_state;		/* enum tcp_conntrack, 0: no entry */
+static bool fake_ct_flagged;		/* the entry is there with our bit */
 static unsigned fake_ct_gets;
 static size_t fake_held_last;		/* the last nfqueue_set_held value */
 static char fake_q, fake_sk, fake_rs, fake_ct;
@@ -190,9 +191,11 @@ int ctnl_set_mark(struct ctnl *c, const struct ct_flow *f, uint32_t mark, uint32
 }
 
 /*
- * What conntrack says of a SYN's connection: by default that it has no
- * entry (a new connection's is not confirmed while its SYN is queued);
- * fake_ct_state > 0, an entry in that TCP state; fake_ct_ret < 0, an error.
+ * What conntrack says of a packet's connection: for a SYN by default that
+ * it has no entry (a new connection's is not confirmed while its SYN is
+ * queued), for any other segment an established entry with the integrity
+ * bit (unless the step says conntrack lost it); fake_ct_state > 0, an
+ * entry in that TCP state; fake_ct_ret < 0, an error.
  */
 int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
 {
@@ -201,6 +204,11 @@ int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
 	fake_ct_gets++;
 	if (fake_ct_ret < 0)
 		return fake_ct_ret;
+	if (fake_ct_flagged) {
+		*ret = (struct ct_info){ .tcp_state = TCP_CONNTRACK_ESTABLISHED,
+					 .mark = conf.marks.ct_integ };
+		return 0;
+	}
 	if (fake_ct_state == 0)
 		return -ENOENT;
 	*ret = (struct ct_info){ .tcp_state = fake_ct_state };
@@ -433,6 +441,7 @@ struct step {
 	uint8_t flags;		/* K_SYN, K_DATA: added; K_BARE/K_STRAY: the flags */
 	uint16_t urg;		/* the urgent pointer (set URG in flags to mean it) */
 	uint8_t ct;		/* K_SYN: conntrack's TCP state for it (0: no entry) */
+	bool ct_lost;		/* not K_SYN: conntrack has no entry for it */
 	unsigned who;		/* enum who bits */
 	uint32_t tsval;		/* added to TSVAL0 */
 	uint8_t dial;		/* K_SYN: the destination its ISN is computed for (enum dial) */
@@ -729,7 +738,8 @@ static const struct scenario scenarios[] = {
 	 * flow's entry carries the bit: accepted, not verified or counted again.
 	 */
 	{ "integrity: our REPEAT returns, and retransmitted SYNs", E_INTEG, V4, true,
-	  .s = { SYN("1I"), SYN("2K"), DATA(0, 8, ""), SYN("4K"), DATA(8, 8, "3A 5A") },
+	  .s = { SYN("1I"), SYN("2K"), DATA(0, 8, ""), SYN("4I"), SYN("5K"),
+		 DATA(8, 8, "3A 6A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	/* A new TSval gives a new ISN: before any data the flow starts over with it. */
 	{ "integrity: a SYN with another ISN before data restarts", E_INTEG_N, V6, true,
@@ -770,11 +780,13 @@ static const struct scenario scenarios[] = {
 	/*
 	 * 65: a copy of the SYN reordered behind the data must not flag the
 	 * verified flow for checking again: its later segments would be held
-	 * until the timeout reset it.
+	 * until the timeout reset it.  Conntrack has the connection
+	 * established: the copy is dropped.
 	 */
 	{ "integrity: a late SYN copy after the release", E_INTEG, V6, true,
-	  .s = { SYN("1I"), DATA(0, 16, "2A"), SYN("3K"), DATA(16, 100, "4A") },
-	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), SYN("3D", .ct = TCP_CONNTRACK_ESTABLISHED),
+		 DATA(16, 100, "4A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 1) } },
 	/*
 	 * Nor once the flow is done or forgotten: a copy of the SYN (captured,
 	 * and sent from the client's address, which replay protection lets
@@ -799,6 +811,37 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN("1I"), BARE(ACK, "2A"),
 		 SYN("3D", .tsval = 1000, .ct = TCP_CONNTRACK_ESTABLISHED) },
 	  .cnt = { C(syn_accepted, 1), C(integ_syn_live, 1) } },
+	{ "integrity: another ISN after data came: dropped", E_INTEG, V4, true,
+	  .s = { SYN("1I"), SYN("2K"), DATA(0, 8, ""), SYN("4D", .tsval = 1000),
+		 DATA(8, 8, "3A 5A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 1) } },
+	{ "integrity: another ISN once the service answered (SYN_RECV): dropped", E_INTEG_N, V6,
+	  true,
+	  .s = { SYN("1I"), SYN("2K"), SYN("3D", .tsval = 1000, .ct = TCP_CONNTRACK_SYN_RECV),
+		 DATA(0, 64, "4A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 1) } },
+	/*
+	 * Whatever conntrack says (it may have lost the entry: the SYN comes
+	 * NEWSYN): once the service may hold the first ISN, another is dropped.
+	 */
+	{ "integrity: another ISN after the first was let through: dropped", E_INTEG, V4, true,
+	  .s = { SYN("1I"), SYN("2K"), SYN("3D", .tsval = 1000, .code = CODE_NEWSYN),
+		 DATA(0, 16, "4A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 1) } },
+	{ "integrity: a SYN while the verified bytes are unacknowledged: dropped", E_INTEG, V6,
+	  true,
+	  .s = { SYN("1I"), SYN("2K"), DATA(0, 16, "3A"), SYN("4D", .code = CODE_NEWSYN),
+		 SYN("5D", .tsval = 1000, .code = CODE_NEWSYN), DATA(0, 16, "6A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 2) } },
+	/*
+	 * The same SYN once the connection is over (conntrack replaced the
+	 * entry): a new connection, checked from the start; its SYN goes
+	 * through the flag rule like the first.
+	 */
+	{ "integrity: the same SYN after the connection is over starts anew", E_INTEG, V4, true,
+	  .s = { SYN("1I"), SYN("2K"), DATA(0, 16, "3A"), REPLY(16, 0, "4R", .unflags = 1),
+		 SYN("5I"), SYN("6K"), DATA(0, 16, "7A") },
+	  .cnt = { C(syn_accepted, 2), C(integ_ok, 2) } },
 	{ "integrity: after the connection (TIME_WAIT) a SYN starts a new flow", E_INTEG, V6,
 	  true,
 	  .s = { SYN("1I"), DATA(0, 16, "2A"), REPLY(16, 0, "3R", .unflags = 1),
@@ -854,6 +897,10 @@ static const struct scenario scenarios[] = {
 	{ "integrity: a verified copy again passes; other bytes inside reset", E_INTEG, V6, true,
 	  .s = { SYN("1I"), DATA(0, 16, "2A"), DATA(0, 16, "3A"),
 		 DATA(8, 100, "4D", .flip = 3, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_conflict, 1) } },
+	{ "integrity: an RST before the service's ACK ends no checking", E_INTEG, V6, false,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), BARE(TCP_RST | ACK, "3A", .off = 4000),
+		 DATA(0, 16, "4D", .flip = 1, .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_conflict, 1) } },
 	{ "integrity: other bytes past the range pass", E_INTEG, V4, true,
 	  .s = { SYN("1I"), DATA(0, 16, "2A"), DATA(16, 10, "3A", .flip = 1) },
@@ -923,6 +970,20 @@ static const struct scenario scenarios[] = {
 	{ "an invalid segment of a waiting flow is held and checked", E_INTEG, V4, false,
 	  .s = { SYN("1I"), DATA(0, 8, "", .code = CODE_INVALID), DATA(8, 8, "2R 3A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	/*
+	 * An invalid segment comes without its entry: the daemon asks whether
+	 * the entry still has the bit (an early-dropped entry, with midstream
+	 * pickup off, turns the client's segments invalid, and the service's
+	 * would leave unflagged).
+	 */
+	{ "an invalid segment of a waiting flow whose entry is gone: reset", E_INTEG, V4, true,
+	  .s = { SYN("1I"), BARE(ACK, "2D", .code = CODE_INVALID, .ct_lost = true, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_lost, 1) } },
+	{ "... conntrack cannot tell: dropped, the flow goes on", E_INTEG, V6, true,
+	  .ct_ret = -EIO,
+	  .s = { SYN("1I", .code = CODE_NEWSYN), DATA(0, 8, "2D", .code = CODE_INVALID),
+		 DATA(0, 16, "3A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(hold_cap, 1) } },
 	{ "an invalid segment with other bytes fails the flow", E_INTEG, V6, false,
 	  .s = { SYN("1I"), DATA(0, 16, "2D", .flip = 4, .code = CODE_INVALID, .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1) } },
@@ -1264,7 +1325,8 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 		s.plen = st->len;
 		for (size_t i = 0; i < s.plen; i++)
 			payload[i] = (uint8_t)i;
-		if (st->how != ISN_BAD) {
+		/* A valid SYN the daemon drops is no ISN the client's data follows. */
+		if (st->how != ISN_BAD && !strchr(st->want, 'D')) {
 			f->known = true;
 			f->isn = s.seq;
 		}
@@ -1339,6 +1401,7 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 	if (p.id < MAX_IDS)
 		r->marks[p.id] = p.mark;
 	fake_ct_state = st->ct;
+	fake_ct_flagged = st->k != K_SYN && !st->ct_lost;
 	server_packet(&r->s, FAKE_Q, &p);
 	return s.seq;
 }
