@@ -5,9 +5,10 @@ tests and the benchmark (raw sockets).
   integflood.py --iface IF --dst B --dport P --skip N
                 --source ADDR=ISN:TSVAL [--source ADDR=ISN:TSVAL ...]
                 --flows K --segs M [--interval S] [--timeout S] [--ready FILE]
+                [--sport-base PORT]
 
-From each source address, K connections (ports 30000.. for the first
-source, 30000 + K.. for the next, ...) with the source's knock (ISN and
+From each source address, K connections (ports PORT.. (default 30000) for
+the first source, PORT + K.. for the next, ...) with the source's knock (ISN and
 TSval; a knock is valid for any source port, and replay protection takes
 it from its own address as a retransmission; each source needs its own,
 as the same knock from another address is a replay).  Each connection that gets a SYN-ACK is ACKed
@@ -42,18 +43,19 @@ def main():
     p.add_argument("--interval", type=float, default=0.5)
     p.add_argument("--timeout", type=float, default=30.0)
     p.add_argument("--ready")
+    p.add_argument("--sport-base", type=int, default=30000)
     a = p.parse_args()
     fam = ipaddress.ip_address(a.dst).version
     w = pk.Wire(a.iface, fam)
     deadline = time.monotonic() + a.timeout
     segs = max(0, min(a.segs, MAX_SEGS))
     conns = {}  # (src, sport) -> (isn, tsval)
-    sport = 30000
+    sport = a.sport_base
     for s in a.source:
         src, knock = s.split("=")
         isn, tsval = knock.split(":")
         for _ in range(a.flows):
-            if len(conns) >= MAX_FLOWS:
+            if len(conns) >= MAX_FLOWS or sport > 65535:
                 break
             conns[(str(ipaddress.ip_address(src)), sport)] = (int(isn, 16), int(tsval))
             sport += 1
