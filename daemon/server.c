@@ -12,7 +12,7 @@
  * mimic_closed_port() answers as the entry's on_fail says (the kernel's RST
  * or silence): a new SYN goes on to the nat rule's closed port, anything
  * else is dropped and answered by server_send_closed_rst(), which sends the
- * RST itself (also for pending.c's abort_connection());
+ * RST itself (also for pending.c's pf_abort());
  * answer_unlistened_port() is closed_ports "daemon" for a port nobody
  * listens on: the kernel answers it, after the same work as a knock.
  */
