@@ -38,6 +38,16 @@
  *   4. a socket is aborted only after every verdict given was flushed;
  *   5. every queued packet gets exactly one verdict, nothing is held at
  *      the end, and a REPEAT never loops.
+ *
+ * tests/fuzz/regress/integ keeps the inputs that broke them on older code,
+ * named by what broke: an urgent pointer on the handshake's ACK into the
+ * range, a bare FIN before the bytes verify, the same SYN again after
+ * conntrack dropped the unassured entry (let through as "already
+ * flagged": the data bypassed the check), and a SYN with another valid
+ * ISN after that drop restarting the check on a range the service did not
+ * read.  What the model leaves out (an administrator's conntrack flush of
+ * an established flow; a socket the daemon could not abort) is in
+ * docs/DESIGN.md's limits.
  */
 #include <errno.h>
 #include <stdarg.h>
