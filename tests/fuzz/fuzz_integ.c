@@ -534,14 +534,14 @@ int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
 /* A knock is one of the flows' valid ISNs, whatever the key and destination. */
 enum verify_result verify_syn(const struct kg_key *key, const struct verify_params *p,
 			      const struct isn_input *in, uint32_t isn, uint64_t now,
-			      uint64_t *ret_epoch)
+			      struct verify_match *ret)
 {
 	int k;
 
 	(void)key, (void)p, (void)in, (void)now;
 	if (flow_by_isn(isn, &k) < 0)
 		return VERIFY_BAD_ISN;
-	*ret_epoch = 0;
+	*ret = (struct verify_match){ 0 };
 	return VERIFY_OK;
 }
 
