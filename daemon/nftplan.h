@@ -28,6 +28,9 @@ enum nftplan_chain {
 	CH_OUTPUT,		/* the client's user path, outgoing */
 	CH_PREROUTING_RAW,	/* gateway client role: routed SYNs, before conntrack */
 	CH_FORWARD_USER,	/* ... user path: the routed flows' packets, both ways */
+	CH_INPUT_ICMP,		/* ICMP errors about this host's translated flows */
+	CH_FORWARD_ICMP,	/* ... about the routed ones */
+	CH_POSTROUTING_NAT,	/* gateway: an empty nat chain, so conntrack applies NAT */
 	CH_MAX
 };
 
@@ -61,6 +64,8 @@ enum nftplan_kind {
 	RK_CLIENT_FWD_SPOOF,	/* ... that arrived elsewhere than their source is routed: drop */
 	RK_CLIENT_FWD_OUT,	/* user path: later packets of those flows, going out */
 	RK_CLIENT_FWD_IN,	/* ... and their answers (addr is the source, from the destination) */
+	RK_CLIENT_ICMP,		/* ICMP errors about this host's flows to a knock destination */
+	RK_CLIENT_FWD_ICMP,	/* ... about routed flows from a `from` prefix to one */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
 	RK_CLOSED_SKIP,		/* closed_ports "daemon": a protected port, the input chain's */
 	RK_CLOSED_SOCKET,	/* ... a socket answers (value = transparent) */

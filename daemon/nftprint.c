@@ -25,6 +25,13 @@ static void print_addr(FILE *f, const struct prefix *a, bool src)
 	fputc(' ', f);
 }
 
+/* ct original ip[6] saddr/daddr (nftexpr.c, x_ct_addr). */
+static void print_ct_addr(FILE *f, const struct prefix *a, bool src)
+{
+	fputs("ct original ", f);
+	print_addr(f, a, src);
+}
+
 static void print_queue(FILE *f, const struct nftplan *p, bool bypass)
 {
 	bypass = bypass || p->bypass;
@@ -66,6 +73,18 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 	case RK_NOCONN_RESET:
 		fprintf(f, "meta l4proto tcp meta mark & 0x%08x == 0x%08x counter reject with tcp reset\n",
 			m->mask, m->noconn);
+		return;
+	case RK_CLIENT_ICMP:
+	case RK_CLIENT_FWD_ICMP:
+		fprintf(f, "meta l4proto %s ct state related ct direction reply ",
+			r->addr->family == AF_INET ? "icmp" : "ipv6-icmp");
+		if (r->from)
+			print_ct_addr(f, r->from, true);
+		print_ct_addr(f, r->addr, false);
+		fprintf(f, "ct original proto-dst %u %scounter ", r->port,
+			r->from ? "" : "iif != \"lo\" ");
+		print_queue(f, p, true);
+		fputc('\n', f);
 		return;
 	default:
 		break;
