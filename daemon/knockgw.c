@@ -26,8 +26,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -37,6 +35,7 @@
 #include "ctlask.h"
 #include "ctlclient.h"
 #include "daemon.h"
+#include "flushcmd.h"
 #include "invite.h"
 #include "keys.h"
 #include "keywrite.h"
@@ -68,7 +67,7 @@ static int usage_error(const char *prog)
 }
 
 /*
- * The options of genkey, print-rules, status and flush: -h/--help, -c FILE
+ * The options of genkey, print-rules and status: -h/--help, -c FILE
  * where conf is not NULL, --json where json is not NULL; no operands.  -1
  * to run, 0 after --help (the command's synopsis on stdout), or CLI_USAGE.
  */
@@ -216,58 +215,10 @@ static int cmd_status(int argc, char **argv)
 
 /* ------------------------------------------------------------- flush */
 
-/* Does a daemon listen on the control socket at path? */
-static bool daemon_listening(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool up;
-
-	if (fd < 0)
-		return false;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	up = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	close(fd);
-	return up;
-}
-
-/*
- * `knockgw flush`: removes the table a stopped daemon left to hide its
- * ports (on_stop "hide"), by hand.  Not under a running daemon, which
- * would put it back at its next check: that is `systemctl stop`'s job.
- */
+/* `knockgw flush`: its own module (flushcmd.h). */
 static int cmd_flush(int argc, char **argv)
 {
-	const char *path = DEFAULT_CONF;
-	struct conf *c;
-	int r = conf_options(&commands[CMD_FLUSH], argc, argv, &path, NULL);
-
-	if (r >= 0)
-		return r;
-	c = daemon_load_conf(path, false);
-	if (!c)
-		return 1;
-	if (daemon_listening(c->control_socket)) {
-		fprintf(stderr, "knockgw: a daemon answers on %s and would put table inet %s back; "
-				"stop it first (systemctl stop knockgw)\n",
-			c->control_socket, c->table);
-		daemon_free_conf(c);
-		return 1;
-	}
-	r = nftrules_present(c->table);
-	if (r == 0) {
-		printf("no table inet %s: nothing to remove\n", c->table);
-	} else if (r > 0 && (r = nftrules_remove(c->table)) == 0) {
-		printf("table inet %s removed: protected ports are now as their services make "
-		       "them (open where one listens)\n", c->table);
-	} else {
-		fprintf(stderr, "knockgw: cannot remove table inet %s: %s\n", c->table,
-			strerror(-r));
-		daemon_free_conf(c);
-		return 1;
-	}
-	daemon_free_conf(c);
-	return 0;
+	return flush_main(argc, argv, DEFAULT_CONF);
 }
 
 /* ------------------------------------------------------------- invite */

@@ -1,0 +1,103 @@
+#!/bin/sh
+# After a crash: `knockgw flush` with a configuration that does not load.
+#
+# The daemon (table inet kg2, its own control socket) is killed with -9 and
+# leaves its table hiding sshd.  Then the administrator, who most needs
+# flush at this moment, has a configuration that no longer loads:
+#   - a key file readable by others (the file parses; the key is refused):
+#     flush reads rules.table and control_socket and removes kg2, saying
+#     nothing it had to assume;
+#   - a syntax error after those settings: it reads them from the part
+#     above the error and says so ("table inet kg2 (FILE:1, above the
+#     parse error)");
+#   - a syntax error before them: it cannot know, takes the defaults and
+#     says why ("table inet knockgw (default: FILE:1: syntax error)"), and
+#     kg2 stays;
+#   - a file that does not exist: the defaults, said.
+# And flush still refuses while a daemon answers on the socket the broken
+# file names (the daemon loaded the file before it broke).
+#
+#   client ns $NS_C                     server ns $NS_S
+#   +----------------------+            +-----------------------------+
+#   | prober.py -> :22     |--- veth ---| sshd :22, knockgw protects  |
+#   |                      |            | 22 (native key), table kg2  |
+#   +----------------------+            +-----------------------------+
+. "$(dirname "$0")/lib.sh"
+
+make_topology
+start_sshd
+K=$(key_file k)
+CONF=$TMP/knockgw.conf
+# good_conf: the configuration as it was when the daemon started.
+good_conf() {
+	cat >"$CONF" <<-EOC
+	rules = { table = "kg2"; };
+	control_socket = "$TMP/kg2.sock";
+	keys = ( { name = "k"; file = "$K"; } );
+	protect = ( { port = 22; mode = "native"; keys = [ "k" ]; } );
+	EOC
+	chmod 600 "$CONF" "$K"
+}
+kg2() { in_s nft list table inet kg2 >/dev/null 2>&1; }
+no_kg2() { ! kg2; }
+
+# crashed: the daemon started with the good configuration, then kill -9:
+# its table stays and hides sshd.
+crashed() {
+	good_conf
+	start_knockgw "$NS_S" "$CONF"
+	kill -9 "$KGW_PID"
+	wait_for 5 sh -c "! kill -0 $KGW_PID 2>/dev/null"
+	kg2 && plain_gets RA
+}
+
+# flush_as NAME [CONF]: knockgw flush -c CONF ($CONF), its exit status in
+# $rc, stdout in $TMP/NAME.out, stderr in $TMP/NAME.err.
+flush_as() {
+	in_s "$KNOCKGW" flush -c "${2:-$CONF}" >"$TMP/$1.out" 2>"$TMP/$1.err" && rc=0 || rc=$?
+	sed 's/^/#   /' "$TMP/$1.out" "$TMP/$1.err"
+}
+
+check "kill -9: table inet kg2 stays and sshd answers like a closed port" crashed
+chmod 644 "$K"
+check "... a key file readable by others: the file does not load" \
+	sh -c "! '$KNOCKGW' -n -c '$CONF' >/dev/null 2>&1"
+flush_as keyfile
+check "knockgw flush removes table inet kg2 all the same" \
+	sh -c "[ $rc = 0 ] && grep -q '^table inet kg2 removed' '$TMP/keyfile.out'"
+check "... it is gone" no_kg2
+check "... assuming nothing (it read both settings from the file)" test ! -s "$TMP/keyfile.err"
+check "... and sshd answers again" plain_gets SA
+
+check "kill -9 again" crashed
+printf 'limits = { flows = ; };\n' >>"$CONF"
+flush_as after
+check "a syntax error after the settings: flush removes table inet kg2" \
+	sh -c "[ $rc = 0 ] && grep -q '^table inet kg2 removed' '$TMP/after.out'"
+check "... and says it read them from before the error" \
+	grep -q "^  table inet kg2 ($CONF:1, above the parse error)" "$TMP/after.err"
+
+check "kill -9 again" crashed
+{ printf 'queue = { num = ;\n'; cat "$CONF"; } >"$CONF.new"
+mv "$CONF.new" "$CONF"
+chmod 600 "$CONF"
+flush_as before
+check "a syntax error before the settings: flush takes the default table, and says why" \
+	sh -c "[ $rc = 0 ] && grep -q '^no table inet knockgw: nothing to remove' '$TMP/before.out' &&
+		grep -q '^  table inet knockgw (default: $CONF:1: syntax error)' '$TMP/before.err'"
+check "... so table inet kg2 stays" kg2
+flush_as missing "$TMP/nonexistent.conf"
+check "a file that does not exist: the defaults, and why" \
+	sh -c "[ $rc = 0 ] && grep -q '^  control socket /run/knockgw/control.sock (default: $TMP/nonexistent.conf: ' '$TMP/missing.err'"
+in_s nft delete table inet kg2
+
+# The file breaks under a running daemon: flush still finds its socket.
+good_conf
+start_knockgw "$NS_S" "$CONF"
+chmod 644 "$K"
+flush_as running
+check "a running daemon, its file broken since: flush refuses (it would put the table back)" \
+	sh -c "[ $rc = 1 ] && grep -q 'a daemon answers on $TMP/kg2.sock' '$TMP/running.err'"
+check "... and table inet kg2 is still there" kg2
+chmod 600 "$K"
+finish
