@@ -8,6 +8,7 @@
  *   knockgw flush [-c FILE]            remove the table a stopped daemon left
  *   knockgw invite NAME --dst HOST ... a new key and the configuration for it
  *   knockgw metrics [-c FILE] [-o FILE] the counters for Prometheus (metricscmd.h)
+ *   knockgw check-firewall [-c FILE]   do refusals look like unused ports here (fwcheck.h)
  *   knockgw --help | --version
  *
  * This file is the command line: the subcommands, and the `status` client.
@@ -36,6 +37,7 @@
 #include "ctlclient.h"
 #include "daemon.h"
 #include "flushcmd.h"
+#include "fwcheck.h"
 #include "invite.h"
 #include "keys.h"
 #include "keywrite.h"
@@ -47,7 +49,7 @@
 #define DEFAULT_CONF "/etc/knockgw/knockgw.conf"
 
 enum { CMD_DAEMON, CMD_GENKEY, CMD_PRINT_RULES, CMD_STATUS, CMD_FLUSH, CMD_INVITE, CMD_METRICS,
-       CMD_COUNT };
+       CMD_CHECK_FIREWALL, CMD_COUNT };
 
 /* One line per command in --help; each command's own --help repeats its line. */
 struct command {
@@ -221,6 +223,12 @@ static int cmd_flush(int argc, char **argv)
 	return flush_main(argc, argv, DEFAULT_CONF);
 }
 
+/* `knockgw check-firewall`: its own module (fwcheck.h). */
+static int cmd_check_firewall(int argc, char **argv)
+{
+	return fwcheck_main(argc, argv, DEFAULT_CONF);
+}
+
 /* ------------------------------------------------------------- invite */
 
 /*
@@ -344,8 +352,11 @@ static int cmd_daemon(int argc, char **argv)
 		 * this line (the Debian postinst starts knockgw only when one
 		 * count is not 0); keep its format.
 		 */
-		if (verbose)
+		if (verbose) {
 			printf("entries: protect %zu, knock %zu\n", conf->nprotect, conf->nknock);
+			/* Whether refusals will look like unused ports here (fwcheck.h). */
+			fwcheck_summary(conf, stdout);
+		}
 		daemon_free_conf(conf);
 		return 0;
 	}
@@ -386,6 +397,9 @@ static const struct command commands[CMD_COUNT] = {
 	[CMD_METRICS] = { "metrics", "metrics [-c FILE] [-o FILE]",
 			  "Print the running daemon's counters for Prometheus (-o: write FILE "
 			  "atomically).", cmd_metrics },
+	[CMD_CHECK_FIREWALL] = { "check-firewall", "check-firewall [-c FILE]",
+				 "Tell whether refused SYNs look like this host's unused ports "
+				 "under its firewall.", cmd_check_firewall },
 };
 
 static void usage(FILE *f)
@@ -398,12 +412,12 @@ static void usage(FILE *f)
 	for (i = 0; i < CMD_COUNT; i++) {
 		const char *s = commands[i].summary;
 
-		fprintf(f, "%-12s ", commands[i].name ? commands[i].name : "(daemon)");
+		fprintf(f, "%-15s ", commands[i].name ? commands[i].name : "(daemon)");
 		/* Indent a summary's later lines under its first. */
 		for (; *s; s++) {
 			fputc(*s, f);
 			if (*s == '\n')
-				fprintf(f, "%-12s ", "");
+				fprintf(f, "%-15s ", "");
 		}
 		fputc('\n', f);
 	}
