@@ -83,6 +83,39 @@ enum step { S_HOLDS, S_NEXT, S_ACCEPT, S_DROP, S_ANSWER, S_JUMP, S_GOTO, S_RETUR
 /* test_result()'s answer for a test it cannot decide. */
 #define UNKNOWN_V (INT32_MIN + 1)
 
+enum tri { T_FALSE, T_TRUE, T_SHARED, T_OWN };
+
+/* Symbols, registers and worlds (fwexec.c). */
+uint64_t fw_fnv(uint64_t h, const void *p, size_t n);
+uint32_t fw_sym(const char *tag, uint32_t a, uint32_t b, uint32_t i);
+bool fw_reg_ok(uint8_t slot, size_t n);
+void fw_set_known(struct rbyte *r, const uint8_t *v, size_t n);
+/* n unknown bytes from slot named tag (a, b): shared, or the packet's own when own. */
+void fw_set_unknown(struct run *r, uint8_t slot, size_t n, const char *tag, uint32_t a,
+		    uint32_t b, bool own, enum field f);
+/* What n register bytes hold: all known (T_TRUE), some own (T_OWN), or shared unknowns. */
+enum tri fw_reg_state(const struct rbyte *b, size_t n);
+/* The world's value of a variable, or PENDING (its values kept in r for the driver). */
+int fw_decide(struct run *r, uint64_t key, int nvals, const int16_t *vals);
+int fw_decide_bool(struct run *r, uint64_t key);
+/* The variable of a test on register bytes: their symbols and values, and the operand. */
+uint64_t fw_test_key(const char *what, const struct rbyte *b, size_t n, const void *operand,
+		     size_t olen, uint32_t extra);
+
+/* Loads (fwload.c); the meta and ct loads return false where the kernel ends the rule. */
+void fw_load_payload(struct run *r, const struct fw_expr *e);
+bool fw_load_meta(struct run *r, const struct fw_expr *e);
+bool fw_load_ct(struct run *r, const struct fw_expr *e);
+void fw_load_fib(struct run *r, const struct fw_expr *e);
+
+/*
+ * A lookup (fwlookup.c): S_HOLDS / S_NEXT for a set or a data map; for a
+ * verdict map S_JUMP with the element's verdict in *verdict (and *target
+ * its chain, SIZE_MAX when none), or S_NEXT when no element matches;
+ * S_PENDING, S_UNKNOWN.
+ */
+enum step fw_lookup(struct run *r, const struct fw_expr *e, int *verdict, size_t *target);
+
 /*
  * Runs rule ri of chain c for r's packet (r->view set for the chain):
  * S_NEXT (on to the next rule), a verdict (*target: the chain of a jump

@@ -463,6 +463,31 @@ rst_alike() {
 	python3 "$TOP/tests/netns/rstcmp.py" ${3:-} "$TMP/$1.json" "$TMP/$2.json"
 }
 
+# answer_alike A B: the answers in $TMP/A.json and $TMP/B.json (prober.py
+# probe --icmp, to two different ports) are both silence, or equal field
+# for field but the ports, the TCP checksum that covers them (an ICMP
+# error's quote keeps the checksum of the header as it was before
+# conntrack put the dialled port back) and the flow label's value (set
+# or not); prints the differences.
+answer_alike() {
+	python3 - "$TMP/$1.json" "$TMP/$2.json" <<-'EOP'
+	import json, sys
+	a, b = (json.load(open(f))["answer"] for f in sys.argv[1:])
+	if a is None and b is None:
+	    sys.exit(0)
+	if a is None or b is None:
+	    print("#   one answered, the other not: %s %s" % (a is not None, b is not None))
+	    sys.exit(1)
+	diffs = [k for k in sorted(set(a) | set(b))
+	         if k not in ("sport", "dport", "tcpcsum_ok", "flowlabel") and a.get(k) != b.get(k)]
+	if (a.get("flowlabel", 0) == 0) != (b.get("flowlabel", 0) == 0):
+	    diffs.append("flowlabel")
+	for k in diffs:
+	    print("#   differs: %s: %r vs %r" % (k, a.get(k), b.get(k)))
+	sys.exit(1 if diffs else 0)
+	EOP
+}
+
 # nmap_every TAG DST [PORT]: every nmap scan type (sS sA sF sN sX sM sW)
 # from the client namespace to DST sees PORT (22) as it sees the closed
 # port 23: one nmap_same row per scan type.
