@@ -21,6 +21,7 @@
 #include "ctnl.h"
 #include "daemon.h"
 #include "tablelife.h"
+#include "qguard.h"
 #include "reload.h"
 #include "stats.h"
 
@@ -435,6 +436,23 @@ static int loop(struct knockgw *kg, uint64_t wd_usec)
 	}
 }
 
+/*
+ * A kill -9 must not leave queued SYNs unanswered (qguard.h): the guard
+ * holds the queue sockets past the daemon's death and answers what waits
+ * in them.  Forked here, before any thread of ours runs.
+ */
+static void start_guard(struct knockgw *kg)
+{
+	int fds[WORKERS_MAX];
+
+	for (unsigned i = 0; i < kg->workers.n && i < WORKERS_MAX; i++)
+		fds[i] = nfqueue_fd(kg->workers.w[i].q);
+	kg->guard_fd = qguard_start(fds, kg->workers.n, kg->conf);
+	if (kg->guard_fd < 0)
+		log_warnx("no queue guard: after a kill -9 the SYNs queued while the kernel "
+			  "tears the daemon down go unanswered");
+}
+
 static int start(struct knockgw *kg)
 {
 	char err[512];
@@ -475,6 +493,7 @@ static int start(struct knockgw *kg)
 	r = workers_open(&kg->workers, kg->conf, &kg->replay, kg->intents, kg->notify_fd);
 	if (r < 0)
 		return r;
+	start_guard(kg);
 	if (ctl_open(&kg->ctl, kg->conf->control_socket) < 0) {
 		log_warn("cannot open the control socket %s", kg->conf->control_socket);
 		return -EIO;
@@ -501,7 +520,7 @@ int daemon_run(struct knockgw *kg)
 	uint64_t wd_usec = 0;
 	int ret = 1, r;
 
-	kg->epoll_fd = kg->signal_fd = kg->notify_fd = -1;
+	kg->epoll_fd = kg->signal_fd = kg->notify_fd = kg->guard_fd = -1;
 	kg->status_timer = kg->table_timer = kg->watchdog_timer = -1;
 	kg->reload_timer = kg->ctl_timer = -1;
 	kg->started_ms = daemon_now_ms(CLOCK_MONOTONIC);
@@ -548,6 +567,8 @@ out:
 	log_counters(kg);
 	if (kg->workers_open)
 		workers_close(&kg->workers);
+	if (kg->guard_fd >= 0)
+		close(kg->guard_fd);	/* the queues are unbound: the guard finds nothing */
 	if (kg->ctl_open)
 		ctl_close(&kg->ctl);
 	replay_free(&kg->replay);

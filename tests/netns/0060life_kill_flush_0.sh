@@ -1,5 +1,15 @@
 #!/bin/sh
-# After a crash: `knockgw flush` with a configuration that does not load.
+# A crash (kill -9), and after it `knockgw flush` with a configuration that
+# does not load.
+#
+# kill -9 under a paced stream of unknocked SYNs (one every 0.5 ms), three
+# times: the killed daemon's queue socket lives until the kernel has torn
+# the process down (its memory first, a few milliseconds), and everything
+# queued meanwhile used to be dropped with the queue (9 to 45 SYNs per kill
+# went unanswered here).  The queue guard (qguard.h) now answers them as
+# refusals: no SYN-ACK, and per kill at most one SYN unanswered (one that
+# comes in the microseconds between the guard's last read and its close,
+# or one the daemon had read when it died with no later SYN behind it).
 #
 # The daemon (table inet kg2, its own control socket) is killed with -9 and
 # leaves its table hiding sshd.  Then the administrator, who most needs
@@ -39,6 +49,12 @@ good_conf() {
 	chmod 600 "$CONF" "$K"
 }
 kg2() { in_s nft list table inet kg2 >/dev/null 2>&1; }
+# refused_so_far: SYNs table kg2's nat rule has redirected (0 before any).
+refused_so_far() {
+	in_s nft list chain inet kg2 prerouting_nat 2>/dev/null |
+		awk '/redirect/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) }
+		     END { print n + 0 }'
+}
 no_kg2() { ! kg2; }
 
 # crashed: the daemon started with the good configuration, then kill -9:
@@ -57,6 +73,27 @@ flush_as() {
 	in_s "$KNOCKGW" flush -c "${2:-$CONF}" >"$TMP/$1.out" 2>"$TMP/$1.err" && rc=0 || rc=$?
 	sed 's/^/#   /' "$TMP/$1.out" "$TMP/$1.err"
 }
+
+# --- kill -9 under a paced SYN stream
+good_conf
+for round in 1 2 3; do
+	start_knockgw "$NS_S" "$CONF"
+	FLOOD_MS=0.5 flood "kill$round" 4000
+	# Killed once it has refused some of the stream (its nat rule's
+	# counter; bounded: 5 s), well before the stream's 2 s are over.
+	n=0
+	while [ "$(refused_so_far)" -lt 200 ] && [ $n -lt 250 ]; do
+		sleep 0.02
+		n=$((n + 1))
+	done
+	kill -9 "$KGW_PID"
+	flood_done
+	silent=$(json "$TMP/kill$round.json" "len(j['silent'])")
+	echo "# kill -9 #$round: $(json "$TMP/kill$round.json" "j['answers']"), unanswered $silent"
+	check "kill -9 #$round under a SYN every 0.5 ms: no SYN-ACK" [ "$(answers "kill$round" SA)" = 0 ]
+	check "... at most one SYN unanswered (the queue guard answered the rest)" [ "$silent" -le 1 ]
+	wait_for 5 sh -c "! kill -0 $KGW_PID 2>/dev/null"
+done
 
 check "kill -9: table inet kg2 stays and sshd answers like a closed port" crashed
 chmod 644 "$K"

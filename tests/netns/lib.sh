@@ -517,15 +517,16 @@ refused_without_daemon() {
 }
 
 # flood NAME COUNT [SRC DST PORT]: tests/netns/synflood.py sends COUNT
-# unknocked SYNs to DST:PORT ($S4:22), one every 2 ms, in the background
-# from a fresh source port range; returns once its first SYN is out.
+# unknocked SYNs to DST:PORT ($S4:22), one every 2 ms (FLOOD_MS if set),
+# in the background from a fresh source port range; returns once its
+# first SYN is out.
 # flood_done: waits for it.  answers NAME FLAGS: how many SYNs of flood
 # NAME got FLAGS first ("SA", "RA", "none").
 FLOODS=0
 flood() {
 	FLOODS=$((FLOODS + 1))
 	in_c python3 "$TOP/tests/netns/synflood.py" --iface vc --src "${3:-$C4}" \
-		--dst "${4:-$S4}" --dport "${5:-22}" --count "$2" \
+		--dst "${4:-$S4}" --dport "${5:-22}" --count "$2" --interval-ms "${FLOOD_MS:-2}" \
 		--sport-base $((10000 + FLOODS % 25 * 2000)) --ready "$TMP/$1.ready" \
 		>"$TMP/$1.json" 2>"$TMP/$1.err" &
 	FLOOD_PID=$!
