@@ -439,7 +439,8 @@ static int loop(struct knockgw *kg, uint64_t wd_usec)
 /*
  * A kill -9 must not leave queued SYNs unanswered (qguard.h): the guard
  * holds the queue sockets past the daemon's death and answers what waits
- * in them.  Forked here, before any thread of ours runs.
+ * in them.  Forked once the capabilities are down to CAP_NET_ADMIN (which
+ * its verdicts need) and before any thread of ours runs.
  */
 static void start_guard(struct knockgw *kg)
 {
@@ -493,7 +494,6 @@ static int start(struct knockgw *kg)
 	r = workers_open(&kg->workers, kg->conf, &kg->replay, kg->intents, kg->notify_fd);
 	if (r < 0)
 		return r;
-	start_guard(kg);
 	if (ctl_open(&kg->ctl, kg->conf->control_socket) < 0) {
 		log_warn("cannot open the control socket %s", kg->conf->control_socket);
 		return -EIO;
@@ -512,6 +512,7 @@ static int start(struct knockgw *kg)
 			 "(no CAP_SETPCAP to remove them), out of reach under no_new_privs", kept);
 	else
 		log_info("capabilities: CAP_NET_ADMIN only, the bounding set too");
+	start_guard(kg);	/* with no more privilege than that, and before any thread */
 	return workers_start(&kg->workers);
 }
 
