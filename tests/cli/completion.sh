@@ -47,7 +47,7 @@ row() {
 }
 
 rows() {
-	row "check-firewall flush genkey invite metrics print-rules status" knockgw ""
+	row "check-firewall flush genkey hide invite metrics print-rules status" knockgw ""
 	row "check-firewall" knockgw che
 	row "print-rules" knockgw pr
 	row "--help --version" knockgw --
@@ -59,6 +59,7 @@ rows() {
 	row "-c -h --help" knockgw flush -
 	row "-c -h --help" knockgw check-firewall -
 	row "-c -o --output -h --help" knockgw metrics -
+	row "-s --state -h --help" knockgw hide -
 	row "$tmp/conf.one $tmp/confdir" knockgw metrics -o "$tmp/conf"
 	row "" knockgw invite alice --dst ""
 	row "$tmp/conf.one $tmp/confdir" knockgw status -c "$tmp/conf"
