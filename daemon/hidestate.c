@@ -94,6 +94,10 @@ int hidestate_print(const struct conf *c, const char *secret, FILE *f)
 				a, (unsigned)k->port, (unsigned)k->integrity_len);
 			print_prefixes(f, "from", k->from,
 				       k->nfrom < CONF_MAX_FROM ? k->nfrom : CONF_MAX_FROM);
+			/* Interface names: A-Z a-z 0-9 _ . - only (conf_schema.c). */
+			for (size_t j = 0; j < k->nifaces && j < CONF_MAX_FROM_IFACES; j++)
+				fprintf(f, "%s\"%s\"%s", j ? ", " : " from_interfaces = [ ",
+					k->ifaces[j], j + 1 < k->nifaces ? "" : " ];");
 			fprintf(f, " }%s\n", i + 1 < nknock ? "," : "");
 		}
 		fprintf(f, ");\n");

@@ -14,7 +14,8 @@
  * settings the hiding table is made from (queue num, count and fail_open;
  * rules.table, mark_mask, ct_mark_bit and refuse_port; translate;
  * closed_ports; each protect entry's port, addresses, forward, on_fail and
- * integrity_len; each knock entry's dst, port, integrity_len and from).  It
+ * integrity_len; each knock entry's dst, port, integrity_len, from and
+ * from_interfaces).  It
  * is loaded by the same loader, with the same checks, as knockgw.conf, and
  * the binary that loads it makes the table from it as the daemon does at a
  * stop (nftplan_make_hiding), so the two cannot differ.  It holds no key

@@ -59,7 +59,9 @@ static const struct row rows[] = {
 	{ 5, "rules = { mark_mask = 0x00ff0000; };\n"
 	     KEYS
 	     "knock = ( { dst = \"2001:db8::/48\"; port = 443; mode = \"knock\"; key = \"k\";\n"
-	     "            from = [ \"fd00:1::/64\", \"10.1.0.0/16\" ]; } );\n" },
+	     "            from = [ \"fd00:1::/64\", \"10.1.0.0/16\" ]; },\n"
+	     "          { dst = \"203.0.113.0/24\"; port = 22; mode = \"knock\"; key = \"k\";\n"
+	     "            from = [ \"10.2.0.0/16\" ]; from_interfaces = [ \"lan0\", \"wlan.7\" ]; } );\n" },
 	{ 6, NULL },
 };
 
@@ -108,6 +110,7 @@ static bool plans_equal(const struct nftplan *a, const struct nftplan *b, int id
 		if (x->kind != y->kind || x->chain != y->chain || x->port != y->port ||
 		    !prefix_same(x->addr, y->addr) || !prefix_same(x->from, y->from) ||
 		    x->addr_is_src != y->addr_is_src || x->local != y->local ||
+		    x->rpf != y->rpf || !x->iif != !y->iif || (x->iif && strcmp(x->iif, y->iif)) ||
 		    x->forward != y->forward || x->bypass != y->bypass || x->value != y->value) {
 			printf("# row %d, %s: rule %zu differs\n", id, what, i);
 			return false;
