@@ -34,7 +34,7 @@ enum {
 
 struct guard {
 	struct kgw_marks m;
-	bool noconn_passes;		/* the no-connection rules have bypass (no fail_open) */
+	bool fail_open;			/* the configuration's: no rule rejects a no-connection segment */
 	char *rx;
 	unsigned answered;
 };
@@ -53,33 +53,36 @@ static void send_verdict(int fd, uint16_t queue, int type, uint32_t id, int verd
 		return;
 }
 
+struct qguard_answer qguard_decide(const struct kgw_marks *m, bool fail_open, uint32_t mark)
+{
+	uint32_t code = kgw_mark_code(m, mark);
+
+	if (code == m->newsyn && code != 0)
+		return (struct qguard_answer){ .verdict = NF_ACCEPT, .set_mark = true,
+					       .mark = kgw_mark_own(m, mark) };
+	if (code == m->noconn && code != 0 && !fail_open)
+		return (struct qguard_answer){ .verdict = NF_ACCEPT };
+	return (struct qguard_answer){ .verdict = NF_DROP };
+}
+
 /* What the rules' bypass would do with one queued packet, done by verdict. */
 static void answer(struct guard *g, int fd, const struct nlmsghdr *nlh)
 {
 	struct nlattr *attr[NFQA_MAX + 1] = { 0 };
 	const struct nfgenmsg *nfg = mnl_nlmsg_get_payload(nlh);
 	const struct nfqnl_msg_packet_hdr *ph;
-	uint16_t queue = ntohs(nfg->res_id);
-	uint32_t id, mark = 0, code;
+	struct qguard_answer a;
+	uint32_t mark = 0;
 
 	if (nfq_nlmsg_parse(nlh, attr) < 0 || !attr[NFQA_PACKET_HDR])
 		return;
 	ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
-	id = ntohl(ph->packet_id);
 	if (attr[NFQA_MARK])
 		mark = ntohl(mnl_attr_get_u32(attr[NFQA_MARK]));
-	code = kgw_mark_code(&g->m, mark);
+	a = qguard_decide(&g->m, g->fail_open, mark);
 	g->answered++;
-	if (code == g->m.newsyn) {
-		/* As a refusal: on without our code, to the nat rule. */
-		uint32_t own = kgw_mark_own(&g->m, mark);
-
-		send_verdict(fd, queue, NFQNL_MSG_VERDICT, id, NF_ACCEPT, &own);
-	} else if (code == g->m.noconn && g->noconn_passes) {
-		send_verdict(fd, queue, NFQNL_MSG_VERDICT, id, NF_ACCEPT, NULL);
-	} else {
-		send_verdict(fd, queue, NFQNL_MSG_VERDICT, id, NF_DROP, NULL);
-	}
+	send_verdict(fd, ntohs(nfg->res_id), NFQNL_MSG_VERDICT, ntohl(ph->packet_id), a.verdict,
+		     a.set_mark ? &a.mark : NULL);
 }
 
 /*
@@ -190,7 +193,7 @@ int qguard_start(const int *fds, size_t n, struct conf *c)
 	}
 	if (mid == 0) {
 		/* The middle process: forks the guard and goes, so it is nobody's child. */
-		struct guard g = { .m = c->marks, .noconn_passes = !c->fail_open };
+		struct guard g = { .m = c->marks, .fail_open = c->fail_open };
 
 		conf_free(c);	/* the copy of the keys, wiped */
 		close(p[1]);

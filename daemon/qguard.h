@@ -37,10 +37,33 @@
 #ifndef KNOCKGW_QGUARD_H
 #define KNOCKGW_QGUARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "conf.h"
+#include "marks.h"
+
+/* What the guard does with one queued packet: what the rules would do with no queue. */
+struct qguard_answer {
+	int verdict;		/* NF_ACCEPT or NF_DROP */
+	bool set_mark;		/* with the packet mark set to mark */
+	uint32_t mark;
+};
+
+/*
+ * The answer to a packet queued with packet mark `mark`, under marks m; fail_open as
+ * the configuration has it.  Never lets a packet through as a knock (it
+ * never sets the accepted code, which is what lets a SYN past the nat
+ * rule): a new SYN goes on with our bits cleared, where the queue rule's
+ * bypass would send it (the nat rule that refuses it; with fail_open there
+ * is none, by the administrator's choice); a no-connection segment goes on
+ * to the rule that rejects it, which exists only without fail_open;
+ * anything else (codes whose queue rule has no bypass, codes no rule
+ * queues, no code) is dropped.  Pure.
+ */
+struct qguard_answer qguard_decide(const struct kgw_marks *m, bool fail_open, uint32_t mark);
 
 /*
  * Starts the guard for the queue sockets fds (n of them) of configuration
