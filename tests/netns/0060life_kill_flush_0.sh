@@ -10,6 +10,10 @@
 # refusals: no SYN-ACK, and per kill at most one SYN unanswered (one that
 # comes in the microseconds between the guard's last read and its close,
 # or one the daemon had read when it died with no later SYN behind it).
+# The guard itself: one per daemon, not its child, holding the daemon's
+# queue sockets and a pipe and nothing else, no copy of the key (searched
+# for in its memory, and found in the daemon's); gone after each kill,
+# and the next start binds the queue again.
 #
 # The daemon (table inet kg2, its own control socket) is killed with -9 and
 # leaves its table hiding sshd.  Then the administrator, who most needs
@@ -74,10 +78,69 @@ flush_as() {
 	sed 's/^/#   /' "$TMP/$1.out" "$TMP/$1.err"
 }
 
+# key_copies PID: how many copies of key k's bytes PID's readable memory
+# holds (/proc/PID/mem, mappings up to 256 MiB: a sanitizer's shadow is
+# left out).
+key_copies() {
+	python3 - "$1" "$K" <<-'EOP'
+	import base64, sys
+	pid, keyfile = sys.argv[1:]
+	key = base64.b64decode(open(keyfile).read().strip())
+	n = 0
+	with open("/proc/%s/maps" % pid) as maps, open("/proc/%s/mem" % pid, "rb", 0) as mem:
+	    for line in maps:
+	        f = line.split()
+	        lo, hi = (int(x, 16) for x in f[0].split("-"))
+	        if f[1][0] != "r" or hi - lo > 1 << 28 or f[-1] in ("[vvar]", "[vsyscall]"):
+	            continue
+	        try:
+	            mem.seek(lo)
+	            n += mem.read(hi - lo).count(key)
+	        except (OSError, ValueError, OverflowError):
+	            pass
+	print(n)
+	EOP
+}
+# fds_of PID: what its descriptors are, one a line, sorted ("socket:[N]",
+# "pipe:[N]", a path).
+fds_of() {
+	for fo_f in /proc/"$1"/fd/*; do readlink "$fo_f"; done | sort
+}
+# netlink_inodes PID: the inodes of the netlink sockets of PID's namespace.
+netlink_inodes() { awk 'NR > 1 { print "socket:[" $NF "]" }' "/proc/$1/net/netlink"; }
+# guard_holds_little: one guard for the daemon, not its child, holding the
+# daemon's queue sockets and one pipe the daemon holds too, nothing else,
+# and no copy of the key (the daemon has some: the search can find it).
+guard_holds_little() {
+	g=$(guard_pids)
+	[ "$(echo "$g" | wc -w)" = 1 ] || { echo "# guards: $g"; return 1; }
+	[ "$(awk '$1 == "PPid:" { print $2 }' "/proc/$g/status")" != "$KGW_PID" ] || return 1
+	fds_of "$g" >"$TMP/guard.fds"
+	fds_of "$KGW_PID" >"$TMP/daemon.fds"
+	netlink_inodes "$g" | sort -u >"$TMP/netlink.inodes"
+	echo "# guard $g: $(tr '\n' ' ' <"$TMP/guard.fds")"
+	[ "$(grep -c '^pipe:' "$TMP/guard.fds")" = 1 ] || return 1
+	[ "$(grep -c '^socket:' "$TMP/guard.fds")" -ge 1 ] || return 1
+	[ "$(grep -vc '^pipe:\|^socket:' "$TMP/guard.fds")" = 0 ] || return 1
+	# Every descriptor of the guard is one of the daemon's, every socket a netlink one.
+	[ -z "$(comm -23 "$TMP/guard.fds" "$TMP/daemon.fds")" ] || return 1
+	[ -z "$(grep '^socket:' "$TMP/guard.fds" | comm -23 - "$TMP/netlink.inodes")" ] || return 1
+	in_daemon=$(key_copies "$KGW_PID")
+	in_guard=$(key_copies "$g")
+	echo "# copies of the key: daemon $in_daemon, guard $in_guard"
+	for p in "$KGW_PID" "$g"; do
+		echo "# $p: $(awk '/^(Rss|Private_Dirty):/ { printf "%s %s kB  ", $1, $2 }' \
+			"/proc/$p/smaps_rollup")"
+	done
+	[ "$in_daemon" -ge 1 ] && [ "$in_guard" = 0 ]
+}
+
 # --- kill -9 under a paced SYN stream
 good_conf
 for round in 1 2 3; do
-	start_knockgw "$NS_S" "$CONF"
+	check "start #$round (a killed daemon's queue is free again)" start_knockgw "$NS_S" "$CONF"
+	[ $round = 1 ] && check "the queue guard: the daemon's queue sockets and a pipe, no key" \
+		guard_holds_little
 	FLOOD_MS=0.5 flood "kill$round" 4000
 	# Killed once it has refused some of the stream (its nat rule's
 	# counter; bounded: 5 s), well before the stream's 2 s are over.
@@ -93,6 +156,7 @@ for round in 1 2 3; do
 	check "kill -9 #$round under a SYN every 0.5 ms: no SYN-ACK" [ "$(answers "kill$round" SA)" = 0 ]
 	check "... at most one SYN unanswered (the queue guard answered the rest)" [ "$silent" -le 1 ]
 	wait_for 5 sh -c "! kill -0 $KGW_PID 2>/dev/null"
+	check "... and the guard is gone" wait_for 5 no_guard
 done
 
 check "kill -9: table inet kg2 stays and sshd answers like a closed port" crashed

@@ -587,6 +587,16 @@ stop_knockgw() {
 	wait_for 5 sh -c "! kill -0 $sk_pid"
 }
 
+# guard_pids [NS]: the queue guards (knockgw-guard, daemon/qguard.h) that
+# live in NS ($NS_S), one PID a line.  no_guard [NS]: none there.
+guard_pids() {
+	for gp_p in $(ip netns pids "${1:-$NS_S}" 2>/dev/null); do
+		[ "$(cat "/proc/$gp_p/comm" 2>/dev/null)" = knockgw-guard ] && echo "$gp_p"
+	done
+	return 0
+}
+no_guard() { [ -z "$(guard_pids "$@")" ]; }
+
 # sighup_refused: SIGHUP to the server daemon (KGW_PID); true once its log
 # has one more "reload refused" line, within 10 s.
 sighup_refused() {
