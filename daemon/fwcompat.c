@@ -211,11 +211,28 @@ static const char *const shared_matches[] = {
 	"owner", "cgroup", "ipcomp", "l2tp", "dccp", "conntrack_helper", NULL,
 };
 
-enum fw_cond fw_compat_match(const struct fw_expr *e, const uint8_t *info,
+enum fw_cond fw_compat_match(const struct fw_expr *e, const uint8_t *blob,
 			     const struct fw_view *v)
 {
-	size_t len = e->info.len;
+	/*
+	 * The blob sits wherever the netlink attribute put it, with no
+	 * alignment promised; the xt_* structs need theirs, so every match
+	 * reads a copy.  A blob longer than any struct read here is cut: the
+	 * fields past it are never looked at.
+	 */
+	union {
+		struct xt_conntrack_mtinfo3 ct;
+		struct xt_multiport_v1 mp;
+		struct xt_tcp tcp;
+		struct xt_addrtype_info_v1 at;
+		struct xt_state_info st;
+		uint8_t bytes[512];
+	} copy;
+	size_t len = e->info.len < sizeof(copy) ? e->info.len : sizeof(copy);
+	const uint8_t *info = copy.bytes;
 
+	memset(&copy, 0, sizeof(copy));
+	memcpy(copy.bytes, blob, len);
 	if (strcmp(e->name, "comment") == 0)
 		return FC_TRUE;
 	if (strcmp(e->name, "conntrack") == 0)

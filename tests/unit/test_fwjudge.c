@@ -275,6 +275,28 @@ static void ufw_reject(void)
 	rule(), named(FX_TARGET, "REJECT", 0, &rst, sizeof(rst));
 }
 
+/*
+ * The same, with the blobs where netlink leaves them: a 3-byte comment
+ * first puts the conntrack and multiport infos at odd addresses, which
+ * the matches must read without assuming the structs' alignment.
+ */
+static void ufw_reject_unaligned(void)
+{
+	struct xt_conntrack_mtinfo3 ct = { .match_flags = XT_CONNTRACK_STATE,
+					   .state_mask = XT_CONNTRACK_STATE_BIT(IP_CT_ESTABLISHED) };
+	struct xt_multiport_v1 mp = { .flags = XT_MULTIPORT_DESTINATION, .count = 1,
+				      .ports = { 2222 } };
+	struct ipt_reject_info rst = { .with = cur_family == NFPROTO_IPV6 ? IP6T_TCP_RESET
+									   : IPT_TCP_RESET };
+
+	input(NF_DROP);
+	rule(), named(FX_MATCH, "comment", 0, "ufw", 3),
+		named(FX_MATCH, "conntrack", 3, &ct, sizeof(ct)), verdict(NF_ACCEPT);
+	rule(), named(FX_MATCH, "comment", 0, "abc", 3),
+		named(FX_MATCH, "multiport", 1, &mp, sizeof(mp)), verdict(NF_ACCEPT);
+	rule(), named(FX_TARGET, "REJECT", 0, &rst, sizeof(rst));
+}
+
 static void multiport_allows_1(void)
 {
 	struct xt_multiport_v1 mp = { .flags = XT_MULTIPORT_DESTINATION, .count = 2,
@@ -345,6 +367,8 @@ static const struct row {
 	{ "a log rule under a limit decides nothing", log_with_limit, 0, false, FW_ALIKE,
 	  FA_SILENT, FA_SILENT, false },
 	{ "iptables-nft REJECT --reject-with tcp-reset", ufw_reject, 0, false, FW_ALIKE, FA_RST,
+	  FA_RST, false },
+	{ "the same, its infos at odd addresses", ufw_reject_unaligned, 0, false, FW_ALIKE, FA_RST,
 	  FA_RST, false },
 	{ "-m multiport --dports 1,22", multiport_allows_1, 0, false, FW_DIFFER, FA_KERNEL,
 	  FA_SILENT, false },
