@@ -362,6 +362,18 @@ static void log_flow(struct server *s, const struct pending_flow *pf, const char
 		 addr_str(pf->family, pf->remote, a, sizeof(a)), pf->rport, pf->lport, what);
 }
 
+/* log_flow() of an event log tools act on: the same line, with the journal's fields. */
+static void log_flow_event(struct server *s, const struct pending_flow *pf,
+			   enum log_event_kind kind, const char *what)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	addr_str(pf->family, pf->remote, a, sizeof(a));
+	log_peer_event(&s->rl, s->mono, LOG_NOTICE,
+		       &(struct log_event){ kind, a, pf->lport, s->conf->keys[pf->key].name },
+		       "integrity flow from %s port %u to port %u: %s", a, pf->rport, pf->lport, what);
+}
+
 /* WAIT: every byte of the range is in; verify, then pass or fail the flow. */
 static void check_bytes(struct server *s, struct nfqueue *q, struct flow_entry *fe,
 			const struct nfqueue_packet *p, const struct pkt_view *v)
@@ -377,7 +389,7 @@ static void check_bytes(struct server *s, struct nfqueue *q, struct flow_entry *
 			   pf->buf.data) != VERIFY_OK) {
 		s->cnt.c[SC_integ_fail]++;
 		server_note_refusal(s, pf->family, pf->remote);
-		log_flow(s, pf, "integrity check failed, connection reset");
+		log_flow_event(s, pf, LOG_EV_INTEGRITY_FAILED, "integrity check failed, connection reset");
 		end_flow(s, q, fe, true, p, v);
 		return;
 	}
