@@ -100,7 +100,7 @@ unit: $(UNIT_BINS)
 test-tools: $(TOOL_BINS)
 
 deps:
-	$(Q)sh tools/deps.sh
+	$(Q)DEPS_DIR=$(BUILD)/deps sh tools/deps.sh
 
 # The main job, live in network namespaces, narrated; cleans up after itself.
 demo: deps
