@@ -38,6 +38,9 @@
 	X(translated_out, "outgoing packets shifted in user space")                    \
 	X(translated_in, "incoming packets shifted in user space")                     \
 	X(untranslatable, "user-path packets dropped: not wholly captured")            \
+	X(icmp_translated, "ICMP errors about translated flows translated back")       \
+	X(icmp_passed, "ICMP errors passed unchanged: their flow has no shift")        \
+	X(icmp_unread, "ICMP errors passed unchanged: unreadable or not wholly captured") \
 	X(pkt_errors, "malformed packets dropped")
 
 enum client_counter {
@@ -53,6 +56,7 @@ struct client {
 	struct rawsock *rs;
 	struct intent_table *intents;	/* shared with the control socket */
 	struct flowtable syns;		/* recent SYNs: pins retransmissions */
+	uint8_t nonce_key[16];		/* the nonce of SYNs without a timestamp */
 	uint64_t mono, wall;		/* seconds; set by the caller */
 	uint64_t cnt[CC_MAX];
 	struct log_ratelimit rl;

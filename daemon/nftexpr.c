@@ -13,6 +13,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/x_tables.h>
 #include <linux/netfilter/xt_NFQUEUE.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +164,69 @@ static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src, bool 
 	x_cmp(r, NFT_CMP_EQ, want, len);
 }
 
+/* ct original ip[6] saddr/daddr: the address of the flow's original tuple. */
+static void x_ct_addr(struct nftnl_rule *r, const struct prefix *a, bool src)
+{
+	uint32_t len = a->family == AF_INET ? 4 : 16;
+	uint8_t mask[16] = { 0 }, zero[16] = { 0 }, want[16];
+	struct nftnl_expr *e = nftnl_expr_alloc("ct");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY,
+			   a->family == AF_INET ? (src ? NFT_CT_SRC_IP : NFT_CT_DST_IP)
+						: (src ? NFT_CT_SRC_IP6 : NFT_CT_DST_IP6));
+	nftnl_expr_set_u8(e, NFTNL_EXPR_CT_DIR, IP_CT_DIR_ORIGINAL);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	for (unsigned bit = 0; bit < a->len; bit++)
+		mask[bit / 8] |= (uint8_t)(0x80 >> (bit % 8));
+	for (unsigned i = 0; i < len; i++)
+		want[i] = a->addr[i] & mask[i];
+	if (a->len != len * 8)
+		x_bitwise(r, mask, zero, len);
+	x_cmp(r, NFT_CMP_EQ, want, len);
+}
+
+/*
+ * An ICMP error about a flow of a knock entry's (RK_CLIENT_ICMP: this
+ * host's, at input; RK_CLIENT_FWD_ICMP: a routed one's, at forward): the
+ * error's conntrack entry is the flow's, so its original tuple names the
+ * flow; conntrack relates only errors, and those about our side's segments
+ * come in the reply direction.  An error from loopback is this host's own
+ * (a local reject) about a segment not yet shifted: left alone.  Bypass:
+ * with no daemon the error goes on as it came.
+ */
+static void build_icmp_rule(struct nftnl_rule *r, const struct nftplan_rule *ru,
+			    const struct nftplan *p, enum nft_queue_kind kind)
+{
+	uint8_t l4 = ru->addr->family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+	uint8_t dir_reply = IP_CT_DIR_REPLY;
+	uint16_t port = htons(ru->port);
+	uint32_t lo = LOOPBACK_IFINDEX;
+	struct nftnl_expr *e;
+
+	x_key(r, KEY_META, NFT_META_L4PROTO, false);
+	x_cmp(r, NFT_CMP_EQ, &l4, 1);
+	x_key(r, KEY_CT, NFT_CT_STATE, false);
+	x_masked_eq32(r, NF_CT_STATE_BIT(IP_CT_RELATED), 0, NFT_CMP_NEQ);
+	x_key(r, KEY_CT, NFT_CT_DIRECTION, false);
+	x_cmp(r, NFT_CMP_EQ, &dir_reply, 1);
+	if (ru->from)
+		x_ct_addr(r, ru->from, true);
+	x_ct_addr(r, ru->addr, false);
+	e = nftnl_expr_alloc("ct");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_PROTO_DST);
+	nftnl_expr_set_u8(e, NFTNL_EXPR_CT_DIR, IP_CT_DIR_ORIGINAL);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	x_cmp(r, NFT_CMP_EQ, &port, sizeof(port));
+	if (!ru->from) {
+		x_key(r, KEY_META, NFT_META_IIF, false);
+		x_cmp(r, NFT_CMP_NEQ, &lo, sizeof(lo));
+	}
+	x_counter(r);
+	x_queue(r, p, kind, true);
+}
+
 /*
  * fib daddr type local (op EQ): the destination is one of this host's
  * addresses; with NEQ, it is not (a packet this host routes).
@@ -177,6 +241,33 @@ static void x_fib_local_op(struct nftnl_rule *r, uint32_t op)
 	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
 	nftnl_rule_add_expr(r, e);
 	x_cmp(r, op, &local, sizeof(local));
+}
+
+/*
+ * fib saddr . iif oif missing: no route back to the source leaves through
+ * the interface the packet came in on (the strict reverse-path test).
+ */
+static void x_fib_rpf_missing(struct nftnl_rule *r)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("fib");
+	uint32_t missing = 0;	/* a whole register, as nft compares it */
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS,
+			   NFTA_FIB_F_SADDR | NFTA_FIB_F_IIF | NFTA_FIB_F_PRESENT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_OIF);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	x_cmp(r, NFT_CMP_EQ, &missing, sizeof(missing));
+}
+
+/* iifname NAME: the interface's name, zero-padded as the kernel keeps it. */
+static void x_iifname(struct nftnl_rule *r, const char *name)
+{
+	char buf[IFNAMSIZ] = { 0 };
+
+	snprintf(buf, sizeof(buf), "%s", name);
+	x_key(r, KEY_META, NFT_META_IIFNAME, false);
+	x_cmp(r, NFT_CMP_EQ, buf, sizeof(buf));
 }
 
 static void x_fib_local(struct nftnl_rule *r)
@@ -335,6 +426,10 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_counter(r);
 		x_reject_rst(r);
 		return;
+	case RK_CLIENT_ICMP:
+	case RK_CLIENT_FWD_ICMP:
+		build_icmp_rule(r, ru, p, kind);
+		return;
 	case RK_NAT_ACCEPTED:
 		/* Only a verdict sets ACCEPTED: the knock rules clear our bits. */
 		x_l4_tcp(r);
@@ -457,11 +552,21 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		/* FWD tells the daemon it is a routed SYN, not the server's. */
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
 		x_fib_local_op(r, NFT_CMP_NEQ);
+		if (ru->iif)
+			x_iifname(r, ru->iif);
 		x_key(r, KEY_META, NFT_META_MARK, false);
 		x_bitwise(r, &keep, &m->fwd, sizeof(keep));
 		x_key(r, KEY_META, NFT_META_MARK, true);
 		x_counter(r);
 		x_queue(r, p, kind, false);
+		break;
+	case RK_CLIENT_FWD_SPOOF:
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		x_fib_local_op(r, NFT_CMP_NEQ);
+		if (ru->rpf)
+			x_fib_rpf_missing(r);
+		x_counter(r);
+		x_verdict(r, NF_DROP);
 		break;
 	case RK_CLIENT_OUT:
 	case RK_CLIENT_IN:

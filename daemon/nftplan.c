@@ -74,7 +74,14 @@
  *     chain prerouting_raw {  type filter hook prerouting priority -300;
  *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
  *                   fib daddr type != local       (routed: not to this host)
- *                   meta mark set mark & ~MASK | FWD  queue }
+ *                   fib saddr . iif oif missing  drop
+ *                                 (it did not come the way F is routed: forged)
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
+ *                   fib daddr type != local
+ *                   meta mark set mark & ~MASK | FWD  queue
+ *       or, with from_interfaces = [ I, ... ] (asymmetric routes):
+ *         ... fib daddr type != local iifname I  meta mark ... queue   (per I)
+ *         ... fib daddr type != local  drop }
  *     and with translate = "user" (routed packets pass neither output nor
  *     input; forward sees both ways, after conntrack and before SNAT, with
  *     the answers' destination already back to the LAN host's):
@@ -82,6 +89,18 @@
  *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) != syn
  *                   meta mark set ct mark  queue
  *       ip saddr D ip daddr F tcp sport P  meta mark set ct mark  queue }
+ *     ICMP errors about the client's flows (their quote holds the shifted
+ *     sequence number, which conntrack adjusts nowhere; clienticmp.h):
+ *     chain input_icmp {  type filter hook input priority -150;
+ *       per knock entry: meta l4proto icmp ct state related ct direction reply
+ *                   ct original ip daddr D ct original proto-dst P
+ *                   iif != lo  queue bypass }
+ *     chain forward_icmp {  type filter hook forward priority -150;
+ *       per `from` prefix F: the same with ct original ip saddr F, no iif }
+ *     and with `from` anywhere, an empty nat chain: the kernel applies the
+ *     NAT binding of a routed flow's entry (gwnat.h) only while a nat chain
+ *     is registered in the namespace
+ *     chain postrouting_nat {  type nat hook postrouting priority 100; }
  *   }
  *
  * Prerouting priority -150: after conntrack (-200) so ct state and mark are
@@ -129,6 +148,8 @@ enum {
 	CLOSED_PRIORITY = 10,
 	RAW_PRIORITY = -300,
 	USER_PRIORITY = -150,
+	ICMP_PRIORITY = -150,		/* after conntrack, and (forward) after un-NAT */
+	SRCNAT_PRIORITY = 100,		/* nft's srcnat */
 	PLAN_FIRST = 64,
 };
 
@@ -143,6 +164,9 @@ static const struct nftplan_chain_def chains[CH_MAX] = {
 	[CH_OUTPUT] = { "output", "filter", NF_INET_LOCAL_OUT, USER_PRIORITY },
 	[CH_PREROUTING_RAW] = { "prerouting_raw", "filter", NF_INET_PRE_ROUTING, RAW_PRIORITY },
 	[CH_FORWARD_USER] = { "forward_user", "filter", NF_INET_FORWARD, USER_PRIORITY },
+	[CH_INPUT_ICMP] = { "input_icmp", "filter", NF_INET_LOCAL_IN, ICMP_PRIORITY },
+	[CH_FORWARD_ICMP] = { "forward_icmp", "filter", NF_INET_FORWARD, ICMP_PRIORITY },
+	[CH_POSTROUTING_NAT] = { "postrouting_nat", "nat", NF_INET_POST_ROUTING, SRCNAT_PRIORITY },
 };
 
 const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch)
@@ -221,7 +245,43 @@ static void plan_client(struct nftplan *p, enum nftplan_kind k, enum nftplan_cha
 				    .addr_is_src = src, .entry_line = e->line });
 }
 
-/* Gateway client role: one rule per `from` prefix of dst's family. */
+/*
+ * Gateway client role: the routed SYNs of each `from` prefix of dst's
+ * family are knocked only where they may arrive, on the interface this host
+ * routes their source through or on one of the entry's from_interfaces;
+ * any other is dropped, so a forged `from` source gets no knock (the drop
+ * rule counts it).
+ */
+static void plan_gateway_syn(struct nftplan *p, const struct conf_knock *e)
+{
+	for (size_t i = 0; i < e->nfrom && i < CONF_MAX_FROM; i++) {
+		struct nftplan_rule ru = { .chain = CH_PREROUTING_RAW, .port = e->port,
+					   .addr = &e->dst, .from = &e->from[i],
+					   .entry_line = e->line };
+
+		if (e->from[i].family != e->dst.family)
+			continue;
+		if (e->nifaces == 0) {
+			ru.kind = RK_CLIENT_FWD_SPOOF;
+			ru.rpf = true;
+			plan_push(p, ru);
+			ru.kind = RK_CLIENT_FWD_SYN;
+			ru.rpf = false;
+			plan_push(p, ru);
+			continue;
+		}
+		ru.kind = RK_CLIENT_FWD_SYN;
+		for (size_t j = 0; j < e->nifaces && j < CONF_MAX_FROM_IFACES; j++) {
+			ru.iif = e->ifaces[j];
+			plan_push(p, ru);
+		}
+		ru.kind = RK_CLIENT_FWD_SPOOF;
+		ru.iif = NULL;
+		plan_push(p, ru);
+	}
+}
+
+/* Gateway client role, user path: one rule per `from` prefix of dst's family. */
 static void plan_gateway(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
 			 const struct conf_knock *e)
 {
@@ -233,6 +293,20 @@ static void plan_gateway(struct nftplan *p, enum nftplan_kind k, enum nftplan_ch
 					    .addr_is_src = k == RK_CLIENT_FWD_IN,
 					    .entry_line = e->line });
 	}
+}
+
+/*
+ * The gateway's routed flows carry their source NAT in the conntrack entry
+ * the daemon makes (gwnat.h), and the kernel applies an entry's NAT only
+ * while some nat chain is registered in the namespace: on a router with
+ * no nat table of its own, an empty one of ours, or a flow would leave
+ * with its LAN source.  It maps nothing itself.
+ */
+static void plan_gateway_nat(struct nftplan *p, const struct conf *c)
+{
+	for (size_t i = 0; i < c->nknock; i++)
+		if (c->knock[i].nfrom > 0)
+			p->used[CH_POSTROUTING_NAT] = true;
 }
 
 static void plan_entry(struct nftplan *p, const struct conf_protect *e, const struct prefix *a)
@@ -277,6 +351,7 @@ int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
 {
 	plan_start(c, p);
 	plan_push(p, (struct nftplan_rule){ .kind = RK_CT_KEEP, .chain = CH_OUTPUT_RAW });
+	plan_gateway_nat(p, c);
 	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++) {
 		plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, &c->knock[i], false);
 		plan_client(p, RK_CLIENT_IN, CH_INPUT, &c->knock[i], true);
@@ -378,7 +453,13 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 		const struct conf_knock *k = &c->knock[i];
 
 		plan_client(p, RK_CLIENT_SYN, CH_OUTPUT_RAW, k, false);
-		plan_gateway(p, RK_CLIENT_FWD_SYN, CH_PREROUTING_RAW, k);
+		plan_gateway_syn(p, k);
+		/*
+		 * Errors about the flow carry a quote of its segment as it
+		 * left, shifted, which conntrack's adjustment never touches.
+		 */
+		plan_client(p, RK_CLIENT_ICMP, CH_INPUT_ICMP, k, false);
+		plan_gateway(p, RK_CLIENT_FWD_ICMP, CH_FORWARD_ICMP, k);
 		if (c->translate == TRANSLATE_USER) {
 			plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, k, false);
 			plan_client(p, RK_CLIENT_IN, CH_INPUT, k, true);
@@ -386,6 +467,7 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 			plan_gateway(p, RK_CLIENT_FWD_IN, CH_FORWARD_USER, k);
 		}
 	}
+	plan_gateway_nat(p, c);
 	if (p->failed) {
 		nftplan_free(p);
 		return -ENOMEM;
@@ -437,9 +519,14 @@ static const char *kind_name(enum nftplan_kind k)
 		return "client translation rule";
 	case RK_CLIENT_FWD_SYN:
 		return "gateway knock rule";
+	case RK_CLIENT_FWD_SPOOF:
+		return "gateway source-check rule (drops a from SYN that came from elsewhere)";
 	case RK_CLIENT_FWD_OUT:
 	case RK_CLIENT_FWD_IN:
 		return "gateway translation rule";
+	case RK_CLIENT_ICMP:
+	case RK_CLIENT_FWD_ICMP:
+		return "client ICMP error rule";
 	case RK_CT_KEEP:
 		return "conntrack keeper rule";
 	case RK_CLOSED_SKIP:

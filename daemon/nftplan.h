@@ -28,6 +28,9 @@ enum nftplan_chain {
 	CH_OUTPUT,		/* the client's user path, outgoing */
 	CH_PREROUTING_RAW,	/* gateway client role: routed SYNs, before conntrack */
 	CH_FORWARD_USER,	/* ... user path: the routed flows' packets, both ways */
+	CH_INPUT_ICMP,		/* ICMP errors about this host's translated flows */
+	CH_FORWARD_ICMP,	/* ... about the routed ones */
+	CH_POSTROUTING_NAT,	/* gateway: an empty nat chain, so conntrack applies NAT */
 	CH_MAX
 };
 
@@ -58,8 +61,11 @@ enum nftplan_kind {
 	RK_CLIENT_OUT,		/* user path: later outgoing packets of such flows */
 	RK_CLIENT_IN,		/* user path: their incoming packets (routed ones too) */
 	RK_CLIENT_FWD_SYN,	/* routed SYNs from a `from` prefix to a knock destination */
+	RK_CLIENT_FWD_SPOOF,	/* ... that arrived elsewhere than their source is routed: drop */
 	RK_CLIENT_FWD_OUT,	/* user path: later packets of those flows, going out */
 	RK_CLIENT_FWD_IN,	/* ... and their answers (addr is the source, from the destination) */
+	RK_CLIENT_ICMP,		/* ICMP errors about this host's flows to a knock destination */
+	RK_CLIENT_FWD_ICMP,	/* ... about routed flows from a `from` prefix to one */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
 	RK_CLOSED_SKIP,		/* closed_ports "daemon": a protected port, the input chain's */
 	RK_CLOSED_SOCKET,	/* ... a socket answers (value = transparent) */
@@ -73,6 +79,8 @@ struct nftplan_rule {
 	const struct prefix *addr;	/* NULL: any local address */
 	const struct prefix *from;	/* gateway rules: the LAN prefix (source going out) */
 	bool addr_is_src;		/* match addr as source (incoming client flows) */
+	const char *iif;		/* gateway SYN rules: the interface it arrived on */
+	bool rpf;			/* RK_CLIENT_FWD_SPOOF: its source is routed elsewhere */
 	bool local;			/* only to this host's own addresses (fib) */
 	bool forward;			/* a forward entry's: addr is a routed host */
 	bool bypass;			/* queue with bypass (a later rule answers) */

@@ -25,6 +25,13 @@ static void print_addr(FILE *f, const struct prefix *a, bool src)
 	fputc(' ', f);
 }
 
+/* ct original ip[6] saddr/daddr (nftexpr.c, x_ct_addr). */
+static void print_ct_addr(FILE *f, const struct prefix *a, bool src)
+{
+	fputs("ct original ", f);
+	print_addr(f, a, src);
+}
+
 static void print_queue(FILE *f, const struct nftplan *p, bool bypass)
 {
 	bypass = bypass || p->bypass;
@@ -66,6 +73,18 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 	case RK_NOCONN_RESET:
 		fprintf(f, "meta l4proto tcp meta mark & 0x%08x == 0x%08x counter reject with tcp reset\n",
 			m->mask, m->noconn);
+		return;
+	case RK_CLIENT_ICMP:
+	case RK_CLIENT_FWD_ICMP:
+		fprintf(f, "meta l4proto %s ct state related ct direction reply ",
+			r->addr->family == AF_INET ? "icmp" : "ipv6-icmp");
+		if (r->from)
+			print_ct_addr(f, r->from, true);
+		print_ct_addr(f, r->addr, false);
+		fprintf(f, "ct original proto-dst %u %scounter ", r->port,
+			r->from ? "" : "iif != \"lo\" ");
+		print_queue(f, p, true);
+		fputc('\n', f);
 		return;
 	default:
 		break;
@@ -149,10 +168,15 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		print_queue(f, p, false);
 		break;
 	case RK_CLIENT_FWD_SYN:
-		fprintf(f, "tcp flags & (syn | ack) == syn fib daddr type != local "
-			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
-			keep, m->fwd);
+		fputs("tcp flags & (syn | ack) == syn fib daddr type != local ", f);
+		if (r->iif)
+			fprintf(f, "iifname \"%s\" ", r->iif);
+		fprintf(f, "meta mark set meta mark & 0x%08x | 0x%08x counter ", keep, m->fwd);
 		print_queue(f, p, false);
+		break;
+	case RK_CLIENT_FWD_SPOOF:
+		fprintf(f, "tcp flags & (syn | ack) == syn fib daddr type != local %scounter drop",
+			r->rpf ? "fib saddr . iif oif missing " : "");
 		break;
 	case RK_CLIENT_FWD_OUT:
 		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);

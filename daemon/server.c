@@ -205,14 +205,14 @@ static void refuse_knock(struct server *s, struct nfqueue *q, const struct nfque
  * which one matched.
  */
 static int match_key(const struct server *s, const struct conf_protect *e,
-		     const struct pkt_view *v, const uint8_t *buf, uint64_t *epoch,
+		     const struct pkt_view *v, const uint8_t *buf, struct verify_match *ret_match,
 		     struct dest *ret_dialled)
 {
 	const struct conf *c = s->conf;
 	struct dest d[MATCH_MAX_DESTS];
 	size_t nd = match_knock_dests(e, v->family, pkt_dst(buf, v), v->dport, d);
 	struct verify_params vp = { .mode = e->mode, .integrity_len = e->integrity_len,
-				    .window = e->window };
+				    .window = e->window, .no_ts = !v->has_ts };
 	int matched = -1;
 
 	for (size_t i = 0; i < nd; i++) {
@@ -220,18 +220,39 @@ static int match_key(const struct server *s, const struct conf_protect *e,
 					.port = d[i].port, .tsval = v->has_ts ? v->tsval : 0 };
 
 		for (size_t k = 0; k < e->nkeys; k++) {
-			uint64_t ep;
+			struct verify_match vm;
 
 			if (verify_syn(&c->keyring.keys[e->keys[k]], &vp, &in, v->seq, s->wall,
-				       &ep) == VERIFY_OK &&
+				       &vm) == VERIFY_OK &&
 			    matched < 0) {
 				matched = e->keys[k];
-				*epoch = ep;
+				*ret_match = vm;
 				*ret_dialled = d[i];
 			}
 		}
 	}
 	return matched;
+}
+
+/*
+ * A full replay table made room for a fresh knock by forgetting another
+ * early (replay.h): counted, and told to the operator even when accepted
+ * knocks used up the peer messages (only valid knocks fill the table).
+ */
+static void note_displaced(struct server *s, const struct replay_room *room)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (room->how != REPLAY_ROOM_SOURCE && room->how != REPLAY_ROOM_KEY)
+		return;
+	s->cnt.c[room->how == REPLAY_ROOM_SOURCE ? SC_replay_displaced_source
+						 : SC_replay_displaced_key]++;
+	log_peer(&s->rl_full, s->mono, LOG_WARNING,
+		 "replay table full (limits.replay %u): forgot a knock of source %s/%u with key "
+		 "\"%s\" early, the oldest of the busiest %s; its replay protection ended",
+		 (unsigned)s->conf->max_replay,
+		 inet_ntop(room->family, room->prefix, a, sizeof(a)) ? a : "?", room->prefix_len,
+		 room->key, room->how == REPLAY_ROOM_SOURCE ? "source" : "key");
 }
 
 static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
@@ -241,7 +262,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	const struct conf_protect *e = &c->protect[pi];
 	const uint8_t *src = pkt_src(p->data, v);
 	uint32_t tsval = v->has_ts ? v->tsval : 0;
-	uint64_t epoch = 0;
+	struct verify_match vm = { 0 };
 	struct dest dialled;
 	int matched;
 	char a[INET6_ADDRSTRLEN];
@@ -255,9 +276,17 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		mimic_closed_port(s, q, p, v, e);
 		return;
 	}
-	matched = match_key(s, e, v, p->data, &epoch, &dialled);
+	matched = match_key(s, e, v, p->data, &vm, &dialled);
 	if (matched < 0) {
 		refuse_knock(s, q, p, v, pi, SC_syn_refused);
+		return;
+	}
+	/*
+	 * timestamps "required": a SYN without one is refused, after the same
+	 * verification as any other, so the time taken tells nothing.
+	 */
+	if (!v->has_ts && e->timestamps == TIMESTAMPS_REQUIRED) {
+		refuse_knock(s, q, p, v, pi, SC_ts_missing);
 		return;
 	}
 	/*
@@ -274,37 +303,39 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	 * by the destination its knock verified for: a captured knock is refused
 	 * from another source whichever candidate it matches.
 	 */
-	if (e->replay) {
-		switch (replay_check(s->replay, v->seq, tsval, v->dport, v->family, src, s->mono,
-				     e->replay_ttl)) {
-		case REPLAY_FRESH:
-		case REPLAY_SAME_SOURCE:
-			break;
-		case REPLAY_OTHER_SOURCE:
+	if (e->replay && e->mode == KG_MODE_KNOCK && !v->has_ts) {
+		/*
+		 * A knock-mode knock without a timestamp is one fixed ISN per
+		 * port and key (and bytes): every such client sends it, so a
+		 * replay cannot be told from another client.  They get in; the
+		 * table is not asked (knockgw.conf(5): timestamps).
+		 */
+		s->cnt.c[SC_replay_unchecked]++;
+	} else if (e->replay) {
+		struct replay_knock rk = { .isn = v->seq, .tsval = tsval, .port = v->dport,
+					   .family = v->family, .src = src,
+					   .key = c->keys[matched].name };
+		struct replay_room room = { .how = REPLAY_ROOM_FREE };
+
+		if (replay_check(s->replay, &rk, s->mono, e->replay_ttl, &room) ==
+		    REPLAY_OTHER_SOURCE) {
 			refuse_knock(s, q, p, v, pi, SC_replay_refused);
 			return;
-		case REPLAY_FULL:
-			/*
-			 * Only a valid knock gets here: the operator must hear of
-			 * it even when accepted knocks used up the peer messages.
-			 */
-			log_peer(&s->rl_full, s->mono, LOG_WARNING,
-				 "replay table full (limits.replay %u): refusing new knocks "
-				 "until entries expire", (unsigned)c->max_replay);
-			refuse_knock(s, q, p, v, pi, SC_replay_full);
-			return;
 		}
+		note_displaced(s, &room);
 	}
 
 	if (e->integrity_len == 0) {
 		server_accept_syn(s, q, p);
-	} else if (!pending_start(s, q, p, v, pi, matched, epoch, &dialled)) {
+	} else if (!pending_start(s, q, p, v, pi, matched, vm.epoch, &dialled)) {
 		/* No room for its flow (counted there): refused like any other. */
 		s->cnt.port_refused[pi]++;
 		mimic_closed_port(s, q, p, v, e);
 		return;
 	}
 	s->cnt.c[SC_syn_accepted]++;
+	if (vm.nonce)
+		s->cnt.c[SC_syn_nonce]++;
 	s->cnt.port_accepted[pi]++;
 	s->cnt.key_accepted[matched]++;
 	addr_str(v, src, a, sizeof(a));
@@ -324,11 +355,11 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 static void answer_unlistened_port(struct server *s, struct nfqueue *q,
 				   const struct nfqueue_packet *p, const struct pkt_view *v)
 {
-	uint64_t epoch;
+	struct verify_match vm;
 	struct dest dialled;
 
 	if ((v->flags & TCP_SYN) && s->conf->nprotect > 0)
-		(void)match_key(s, &s->conf->protect[0], v, p->data, &epoch, &dialled);
+		(void)match_key(s, &s->conf->protect[0], v, p->data, &vm, &dialled);
 	s->cnt.c[SC_closed]++;
 	nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
 }

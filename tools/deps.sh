@@ -17,7 +17,7 @@ PKGS="make gcc libc6-dev pkg-config clang libclang-rt-14-dev
 libnetfilter-queue-dev libmnl-dev libnftnl-dev libconfig-dev libsodium-dev
 libsystemd-dev libnetfilter-conntrack-dev
 nftables iptables iproute2 iputils-ping kmod procps ethtool conntrack
-openssh-server openssh-client nmap iperf3 socat tcpdump python3 systemd man-db mandoc
+openssh-server openssh-client nmap iperf3 socat tcpdump python3 systemd systemd-container man-db mandoc
 valgrind gdb bash-completion patch
 build-essential dpkg-dev debhelper fakeroot lintian"
 
@@ -56,9 +56,7 @@ tools() {
 		unpack fail2ban
 		# Its Python modules from the unpacked tree, not from site-packages.
 		d=$(cd "$DEPS_DIR/fail2ban" && pwd)
-		printf '#!/bin/sh
-PYTHONPATH=%s/usr/lib/python3/dist-packages exec /usr/bin/python3 %s/usr/bin/%s "$@"
-' \
+		printf '#!/bin/sh\nPYTHONPATH=%s/usr/lib/python3/dist-packages exec /usr/bin/python3 %s/usr/bin/%s "$@"\n' \
 			"$d" "$d" "$t" >"$DEPS_DIR/bin/$t"
 		chmod 755 "$DEPS_DIR/bin/$t"
 	done

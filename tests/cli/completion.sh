@@ -47,16 +47,19 @@ row() {
 }
 
 rows() {
-	row "flush genkey invite metrics print-rules status" knockgw ""
+	row "flush genkey hide invite metrics print-rules revoke status" knockgw ""
 	row "print-rules" knockgw pr
 	row "--help --version" knockgw --
 	row "-c -f -h -n -v --help --version" knockgw -
 	row "native knock" knockgw invite alice --mode ""
 	row "native" knockgw invite alice --mode n
-	row "--dst --port --mode --integrity-len --keys-dir --show-key -h --help" knockgw invite alice -
+	row "--dst --port --mode --integrity-len --keys-dir --show-key -c --apply -h --help" knockgw invite alice -
+	row "-c --apply --remove-key -h --help" knockgw revoke alice -
+	row "revoke" knockgw rev
 	row "--json" knockgw status --j
 	row "-c -h --help" knockgw flush -
 	row "-c -o --output -h --help" knockgw metrics -
+	row "-s --state -h --help" knockgw hide -
 	row "$tmp/conf.one $tmp/confdir" knockgw metrics -o "$tmp/conf"
 	row "" knockgw invite alice --dst ""
 	row "$tmp/conf.one $tmp/confdir" knockgw status -c "$tmp/conf"
