@@ -9,7 +9,8 @@
 # downloaded (apt-get download: no install, no maintainer script, no
 # service) and unpacked into DEPS_DIR (default build/deps; make deps passes
 # $(BUILD)/deps), with the commands in DEPS_DIR/bin (of prometheus, only
-# promtool is kept); tests/netns/lib.sh adds that to PATH.
+# promtool is kept); tests/netns/lib.sh adds that to PATH.  python3-systemd
+# is fail2ban's systemd backend (tests/systemd reads the journal with it).
 set -eu
 DEPS_DIR=${DEPS_DIR:-build/deps}
 
@@ -17,7 +18,7 @@ PKGS="make gcc libc6-dev pkg-config clang libclang-rt-14-dev
 libnetfilter-queue-dev libmnl-dev libnftnl-dev libconfig-dev libsodium-dev
 libsystemd-dev libnetfilter-conntrack-dev
 nftables iptables iproute2 iputils-ping kmod procps ethtool conntrack
-openssh-server openssh-client nmap iperf3 socat tcpdump python3 systemd systemd-container man-db mandoc
+openssh-server openssh-client nmap iperf3 socat tcpdump python3 python3-systemd systemd systemd-container man-db mandoc
 valgrind gdb bash-completion patch
 build-essential dpkg-dev debhelper fakeroot lintian"
 
