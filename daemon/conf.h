@@ -28,6 +28,7 @@
  *   rules   = { manage [true]; table ["knockgw"] [A-Za-z0-9_]{1,32};
  *               mark_mask [0x7f000000] one run of >= 3 bits;
  *               ct_mark_bit [0x40000000] one bit;
+ *               ct_label [95] 0..95: the first of 33 conntrack label bits;
  *               refuse_port [1] 1..65535, no protected port; };
  *   on_stop ["hide"] hide|open;
  *   log_level ["info"] debug|info|notice|warning|error;
@@ -199,6 +200,7 @@ struct conf {
 	bool rules_manage;
 	char table[CONF_NAME_MAX];
 	uint32_t mark_mask, ct_mark_bit;	/* rules.mark_mask, rules.ct_mark_bit */
+	uint32_t ct_label;		/* rules.ct_label: our label bits (marks.h) */
 	uint16_t refuse_port;		/* rules.refuse_port: where refused SYNs are sent */
 	enum on_stop on_stop;
 	struct kgw_marks marks;		/* made from them once the file is valid */

@@ -347,6 +347,7 @@ static const struct srow rules_rows[] = {
 	{ "mark_mask", INT(struct conf, mark_mask, 1, 0xffffffffLL), .check = check_mark_mask },
 	{ "ct_mark_bit", INT(struct conf, ct_mark_bit, 1, 0xffffffffLL),
 	  .check = check_ct_mark_bit },
+	{ "ct_label", INT(struct conf, ct_label, 0, KGW_CTLABEL_MAX) },
 	{ "table", .type = ST_STRING, .store = store_table },
 	{ "refuse_port", INT(struct conf, refuse_port, 1, 65535), .line = CL_REFUSE_PORT },
 	END,

@@ -160,11 +160,17 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		print_queue(f, p, false);
 		break;
 	case RK_CLIENT_OUT:
-		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);
+		fputs("tcp flags & (syn | ack) != syn counter ", f);
 		print_queue(f, p, false);
 		break;
 	case RK_CLIENT_IN:
-		fputs("meta mark set ct mark counter ", f);
+	case RK_CLIENT_FWD_IN:
+		fprintf(f, "tcp flags & ack == ack ct label %u counter ", p->ct_label);
+		print_queue(f, p, false);
+		break;
+	case RK_CLIENT_IN_NOCT:
+	case RK_CLIENT_FWD_IN_NOCT:
+		fputs("tcp flags & ack == ack ct state invalid,untracked counter ", f);
 		print_queue(f, p, false);
 		break;
 	case RK_CLIENT_FWD_SYN:
@@ -179,11 +185,8 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 			r->rpf ? "fib saddr . iif oif missing " : "");
 		break;
 	case RK_CLIENT_FWD_OUT:
-		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);
-		print_queue(f, p, false);
-		break;
-	case RK_CLIENT_FWD_IN:
-		fputs("meta mark set ct mark counter ", f);
+		fprintf(f, "tcp flags & (syn | ack) != syn fib daddr type != local "
+			   "meta mark set meta mark & 0x%08x | 0x%08x counter ", keep, m->fwd);
 		print_queue(f, p, false);
 		break;
 	case RK_CLOSED_SKIP:

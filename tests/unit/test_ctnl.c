@@ -1,6 +1,7 @@
 /*
  * test_ctnl.c - ctnl_parse_info(): one conntrack entry message, as the
- * kernel (or anyone able to answer on the socket) could send it.
+ * kernel (or anyone able to answer on the socket) could send it: the mark,
+ * the labels (the user path's shift) and the sequence adjustment.
  *
  * Each row builds a message with libmnl from a few steps (a u32 attribute,
  * raw bytes, a nest, a run of attribute types, a cut length) and says what
@@ -31,6 +32,7 @@ enum op {
 	RUN,		/* u32 attributes of every type from type to len */
 	CUT,		/* the message's length shrinks by len bytes */
 	LEN,		/* the message's length is exactly len bytes */
+	LABELS,		/* CTA_LABELS of len bytes, 32-bit word i = value + i */
 };
 
 struct step {
@@ -52,7 +54,9 @@ struct row {
 #define BEFORE(v) { U32, CTA_SEQADJ_OFFSET_BEFORE, 0, v }
 #define AFTER(v) { U32, CTA_SEQADJ_OFFSET_AFTER, 0, v }
 #define MARK(v) { U32, CTA_MARK, 0, v }
-#define ADJ(p, d) { true, p, d, 0 }
+#define ADJ(p, d) { .has_seqadj = true, .pos = p, .delta = d }
+#define LAB(n, v) { LABELS, CTA_LABELS, n, v }
+#define WORDS(...) { .labels = { __VA_ARGS__ } }
 #define NEST_OF(t) { NEST, t, 0, 0 }
 #define NEND { NEST_END, 0, 0, 0 }
 #define RAW_OF(t, n) { RAW, t, n, 0 }
@@ -66,7 +70,7 @@ static const struct row rows[] = {
 	{ "a mark", { MARK(0x1234) }, 0, { .mark = 0x1234 } },
 	{ "a sequence adjustment and a mark",
 	  { NEST_OF(CTA_SEQ_ADJ_ORIG), POS(1000), BEFORE(77), AFTER(77), NEND, MARK(5) },
-	  0, { true, 1000, 77, 5 } },
+	  0, { .has_seqadj = true, .pos = 1000, .delta = 77, .mark = 5 } },
 	{ "the nest flagged NLA_F_NESTED, as the kernel sends it",
 	  { NEST_OF(SEQ_ADJ_NESTED), POS(0xfffffff0), BEFORE(0x80000000), NEND },
 	  0, ADJ(0xfffffff0, 0x80000000) },
@@ -117,6 +121,20 @@ static const struct row rows[] = {
 	{ "a header and no nfgenmsg", { LEN_OF(sizeof(struct nlmsghdr)) }, -EBADMSG, { 0 } },
 	{ "a header and half an nfgenmsg", { LEN_OF(sizeof(struct nlmsghdr) + 2) },
 	  -EBADMSG, { 0 } },
+	/* Labels: whole 32-bit words, the first four of them. */
+	{ "labels, 16 bytes as the kernel sends them", { LAB(16, 0x11), MARK(3) },
+	  0, { .mark = 3, .labels = { 0x11, 0x12, 0x13, 0x14 } } },
+	{ "labels of 8 bytes: two words", { LAB(8, 0x21) }, 0, WORDS(0x21, 0x22) },
+	{ "labels of 32 bytes (a wider kernel): the first four words", { LAB(32, 0x31) },
+	  0, WORDS(0x31, 0x32, 0x33, 0x34) },
+	{ "labels of 6 bytes: not whole words, none", { LAB(6, 0x41) }, 0, { 0 } },
+	{ "labels of 0 bytes", { LAB(0, 0x51), MARK(2) }, 0, { .mark = 2 } },
+	{ "labels cut short: not read", { MARK(4), LAB(16, 0x61), CUT_BY(8) },
+	  0, { .mark = 4 } },
+	{ "labels beside a sequence adjustment",
+	  { NEST_OF(CTA_SEQ_ADJ_ORIG), POS(9), BEFORE(8), NEND, LAB(16, 0x71) },
+	  0, { .has_seqadj = true, .pos = 9, .delta = 8,
+	       .labels = { 0x71, 0x72, 0x73, 0x74 } } },
 	{ "headers and an attribute's header without its value",
 	  { MARK(1), LEN_OF(sizeof(struct nlmsghdr) + sizeof(struct nfgenmsg) + 4) },
 	  0, { 0 } },
@@ -128,6 +146,7 @@ static struct nlmsghdr *build(char *buf, const struct row *r)
 	struct nfgenmsg *nfg;
 	struct nlattr *nest = NULL;
 	uint8_t junk[16];
+	uint32_t words[16];
 
 	memset(junk, 0xab, sizeof(junk));
 	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW;
@@ -160,6 +179,11 @@ static struct nlmsghdr *build(char *buf, const struct row *r)
 		case LEN:
 			nlh->nlmsg_len = st->len;
 			break;
+		case LABELS:
+			for (uint32_t w = 0; w < 16; w++)
+				words[w] = st->value + w;
+			mnl_attr_put(nlh, st->type, st->len, words);
+			break;
 		case END:
 			break;
 		}
@@ -173,7 +197,8 @@ int main(void)
 		const struct row *r = &rows[no];
 		/* The parse must not read past the message: the rest is poison. */
 		static char buf[BUF_BYTES];
-		const struct ct_info poison = { true, 0xdead, 0xbeef, 0xfeed };
+		const struct ct_info poison = { .has_seqadj = true, .pos = 0xdead, .delta = 0xbeef,
+						.mark = 0xfeed, .labels = { 1, 2, 3, 4 } };
 		struct ct_info got = poison;
 		struct nlmsghdr *nlh;
 		int rc;
@@ -185,7 +210,8 @@ int main(void)
 		CHECK(rc == r->rc, "row %u (%s): rc %d, want %d", no, r->name, rc, r->rc);
 		if (r->rc < 0) {
 			CHECK(got.has_seqadj == poison.has_seqadj && got.pos == poison.pos &&
-				      got.delta == poison.delta && got.mark == poison.mark,
+				      got.delta == poison.delta && got.mark == poison.mark &&
+				      memcmp(got.labels, poison.labels, sizeof(got.labels)) == 0,
 			      "row %u (%s): ret written on failure", no, r->name);
 			continue;
 		}
@@ -196,6 +222,9 @@ int main(void)
 		CHECK_EQ_U(got.delta, r->want.has_seqadj ? r->want.delta : 0, "row %u (%s): delta",
 			   no, r->name);
 		CHECK_EQ_U(got.mark, r->want.mark, "row %u (%s): mark", no, r->name);
+		for (size_t w = 0; w < KGW_LABEL_WORDS; w++)
+			CHECK_EQ_U(got.labels[w], r->want.labels[w], "row %u (%s): label word %zu",
+				   no, r->name, w);
 	}
 	return unit_done("ctnl");
 }
