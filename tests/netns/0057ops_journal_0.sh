@@ -64,35 +64,46 @@ start_journaled() {
 
 # jfind OUT EVENT EXPR: some record in OUT of KNOCKGW_EVENT EVENT (or, with
 # EVENT "-", any record) has EXPR true (a Python expression on r); prints
-# the first that does.
-jfind() {
+# the first that does.  jwait SECONDS OUT EVENT EXPR: the same, OUT read
+# again every 0.1 s until SECONDS have passed (one interpreter for the
+# whole wait, so that a record that never comes costs SECONDS, not
+# SECONDS * 10 interpreter starts).
+jwait() {
 	python3 - "$@" <<-'EOF'
-	import json, sys
-	out, ev, expr = sys.argv[1:4]
-	for line in open(out):
-	    r = json.loads(line)
-	    if (ev == "-" or r.get("KNOCKGW_EVENT") == ev) and eval(expr, {"r": r}):
-	        print("# " + json.dumps(r, sort_keys=True))
-	        sys.exit(0)
-	sys.exit(1)
+	import json, sys, time
+	secs, out, ev, expr = sys.argv[1:5]
+	deadline = time.monotonic() + float(secs)
+	while True:
+	    for line in open(out):
+	        try:
+	            r = json.loads(line)
+	        except ValueError:  # a line still being written: the next look has it
+	            continue
+	        if (ev == "-" or r.get("KNOCKGW_EVENT") == ev) and eval(expr, {"r": r}):
+	            print("# " + json.dumps(r, sort_keys=True))
+	            sys.exit(0)
+	    if time.monotonic() >= deadline:
+	        sys.exit(1)
+	    time.sleep(0.1)
 	EOF
 }
+jfind() { jwait 0 "$@"; }
 
 J=$TMP/journal.jsonl
 : >"$LOG"
 start_journaled "$J" "$(stat -c '%d:%i' "$LOG")"
 check "the daemon's messages go to the journal: ready" \
-	wait_for 10 jfind "$J" - 'r["MESSAGE"].startswith("ready:")'
+	jwait 10 "$J" - 'r["MESSAGE"].startswith("ready:")'
 check "... with PRIORITY and SYSLOG_IDENTIFIER" \
 	jfind "$J" - 'r["MESSAGE"].startswith("ready:") and r["PRIORITY"] == "6" and r["SYSLOG_IDENTIFIER"] == "knockgw"'
 check "... and the sender is the daemon" jfind "$J" - "r.get('_PID') == '$KGW_PID'"
 
 check "a knock gets in" knock_gets SA "$K" 22
-check "knock_accepted: source, port, key, MESSAGE_ID, the plain message" wait_for 5 jfind "$J" knock_accepted \
+check "knock_accepted: source, port, key, MESSAGE_ID, the plain message" jwait 5 "$J" knock_accepted \
 	'r["KNOCKGW_SOURCE"] == "192.0.2.1" and r["KNOCKGW_PORT"] == "22" and r["KNOCKGW_KEY"] == "k" and r["MESSAGE_ID"] == "05452ce00cb4492cbc214f7e34694e22" and r["PRIORITY"] == "6" and __import__("re").fullmatch(r"knock from 192\.0\.2\.1 port \d+ to port 22 accepted with key \"k\"", r["MESSAGE"])'
 
 check "a plain SYN is refused" plain_gets RA
-check "knock_refused (debug): source, port, no key" wait_for 5 jfind "$J" knock_refused \
+check "knock_refused (debug): source, port, no key" jwait 5 "$J" knock_refused \
 	'r["KNOCKGW_SOURCE"] == "192.0.2.1" and r["KNOCKGW_PORT"] == "22" and "KNOCKGW_KEY" not in r and r["PRIORITY"] == "7" and r["MESSAGE_ID"] == "7cad351ebd12455fad583a1280dc39f0" and r["MESSAGE"].startswith("refused SYN from 192.0.2.1 port ")'
 
 # An integrity flow whose bytes are not the ones its knock covers.
@@ -103,23 +114,23 @@ v=$(isn native "$K" $S4 2222 77 --integrity-len 16 --payload-file "$TMP/orig.dat
 in_c $PROBER connect --iface vc --src $C4 --dst $S4 --sport 42001 --dport 2222 --isn "0x$v" \
 	--tsval 77 --data-file "$TMP/forged.data" --timeout 3 --stop-when-acked >"$TMP/forged.json"
 check "forged integrity bytes: the connection is reset" got_rst forged
-check "integrity_failed: source, port, key" wait_for 5 jfind "$J" integrity_failed \
+check "integrity_failed: source, port, key" jwait 5 "$J" integrity_failed \
 	'r["KNOCKGW_SOURCE"] == "192.0.2.1" and r["KNOCKGW_PORT"] == "2222" and r["KNOCKGW_KEY"] == "k" and r["PRIORITY"] == "5" and r["MESSAGE_ID"] == "4973a8cfc7ae4d808618804e746dc37c" and r["MESSAGE"].startswith("integrity flow from 192.0.2.1 port 42001 to port 2222: integrity check failed")'
 
 : >"$TMP/guesses.txt"
 for i in $(seq 1 5); do echo "$i 0badc0de" >>"$TMP/guesses.txt"; done
 in_c python3 "$TOP/tests/netns/synburst.py" --iface vc --src $C4 --dst $S4 --dport 22 \
 	--list "$TMP/guesses.txt" --sport-base 43000 >"$TMP/guesses.json"
-check "guessing: the source's prefix, no port, no key" wait_for 5 jfind "$J" guessing \
+check "guessing: the source's prefix, no port, no key" jwait 5 "$J" guessing \
 	'r["KNOCKGW_SOURCE"] == "192.0.2.1/32" and "KNOCKGW_PORT" not in r and "KNOCKGW_KEY" not in r and r["PRIORITY"] == "6" and r["MESSAGE_ID"] == "ae3f7f7271c24a6ca5c6a7ab20a1e5f7" and r["MESSAGE"] == "source 192.0.2.1/32: 5 refused knocks within 60 s"'
 
 kill -HUP "$KGW_PID"
-check "reloaded" wait_for 10 jfind "$J" reloaded \
+check "reloaded" jwait 10 "$J" reloaded \
 	'r["MESSAGE"].startswith("reloaded: 2 protected port(s)") and r["MESSAGE_ID"] == "052c55609ca4416abea51354da7dca87" and "KNOCKGW_SOURCE" not in r'
 cp "$CONF" "$TMP/good.conf"
 echo "bogus = 1;" >>"$CONF"
 kill -HUP "$KGW_PID"
-check "reload_refused, at warning" wait_for 10 jfind "$J" reload_refused \
+check "reload_refused, at warning" jwait 10 "$J" reload_refused \
 	'r["MESSAGE"].startswith("reload refused: ") and r["PRIORITY"] == "4" and r["MESSAGE_ID"] == "b5e6aea846304819a789b32f6cbdd2d2"'
 cp "$TMP/good.conf" "$CONF"
 check "the loader's message went to the journal too" \
