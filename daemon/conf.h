@@ -271,6 +271,26 @@ size_t conf_validate(const struct conf *c, struct conf_errors *errs);
 void conf_error(struct conf_errors *errs, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/*
+ * The settings `knockgw flush` needs, read leniently from a file that may
+ * not load (conf_peek.c): rules.table and control_socket only, each held
+ * to its own rule and nothing else checked.  Each comes with where it came
+ * from, for the command to say: "FILE:LINE" (set there), "default: not
+ * set", or "default: REASON" when the file could not say (unreadable or
+ * refused by the file rule, a syntax error, a bad value of that setting:
+ * REASON is the "FILE:LINE: message"); assumed is then true.  failed: out
+ * of memory, nothing is known.
+ */
+struct conf_peek {
+	char table[CONF_NAME_MAX];
+	char control_socket[108];		/* sizeof(sun_path) */
+	char table_from[CONF_ERR_LEN + 16];	/* "default: " and an error line */
+	char socket_from[CONF_ERR_LEN + 16];
+	bool assumed;
+	bool failed;
+};
+void conf_peek(const char *path, struct conf_peek *p);
+
 /* Wipes and frees the keyring; safe on a zeroed or already freed struct. */
 void conf_free(struct conf *c);
 

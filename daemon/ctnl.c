@@ -178,6 +178,22 @@ static bool get_u32(const struct nlattr *a, uint32_t *v)
 	return true;
 }
 
+/* The TCP state in CTA_PROTOINFO, or TCP_CONNTRACK_NONE. */
+static uint8_t tcp_state(const struct nlattr *protoinfo)
+{
+	const struct nlattr *pi[CTA_PROTOINFO_MAX + 1] = { 0 };
+	const struct nlattr *tcp[CTA_PROTOINFO_TCP_MAX + 1] = { 0 };
+
+	parse_nest(protoinfo, pi, CTA_PROTOINFO_MAX);
+	if (!pi[CTA_PROTOINFO_TCP])
+		return TCP_CONNTRACK_NONE;
+	parse_nest(pi[CTA_PROTOINFO_TCP], tcp, CTA_PROTOINFO_TCP_MAX);
+	if (!tcp[CTA_PROTOINFO_TCP_STATE] ||
+	    mnl_attr_validate(tcp[CTA_PROTOINFO_TCP_STATE], MNL_TYPE_U8) < 0)
+		return TCP_CONNTRACK_NONE;
+	return mnl_attr_get_u8(tcp[CTA_PROTOINFO_TCP_STATE]);
+}
+
 /* Label words as the kernel holds them (host order), whole words only. */
 static void get_labels(const struct nlattr *a, uint32_t ret[static KGW_LABEL_WORDS])
 {
@@ -209,6 +225,8 @@ int ctnl_parse_info(const struct nlmsghdr *nlh, struct ct_info *ret)
 	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), table_cb, &t);
 	get_u32(tb[CTA_MARK], &out.mark);
 	get_labels(tb[CTA_LABELS], out.labels);
+	if (tb[CTA_PROTOINFO])
+		out.tcp_state = tcp_state(tb[CTA_PROTOINFO]);
 	if (tb[CTA_SEQ_ADJ_ORIG]) {
 		parse_nest(tb[CTA_SEQ_ADJ_ORIG], adj, CTA_SEQADJ_MAX);
 		if (get_u32(adj[CTA_SEQADJ_CORRECTION_POS], &pos) &&
@@ -291,18 +309,8 @@ static bool is_tcp(const struct nlattr *orig)
 /* A connection that is over needs no translation any more. */
 static bool is_over(const struct nlattr *protoinfo)
 {
-	const struct nlattr *pi[CTA_PROTOINFO_MAX + 1] = { 0 };
-	const struct nlattr *tcp[CTA_PROTOINFO_TCP_MAX + 1] = { 0 };
-	uint8_t st;
+	uint8_t st = tcp_state(protoinfo);
 
-	parse_nest(protoinfo, pi, CTA_PROTOINFO_MAX);
-	if (!pi[CTA_PROTOINFO_TCP])
-		return false;
-	parse_nest(pi[CTA_PROTOINFO_TCP], tcp, CTA_PROTOINFO_TCP_MAX);
-	if (!tcp[CTA_PROTOINFO_TCP_STATE] ||
-	    mnl_attr_validate(tcp[CTA_PROTOINFO_TCP_STATE], MNL_TYPE_U8) < 0)
-		return false;
-	st = mnl_attr_get_u8(tcp[CTA_PROTOINFO_TCP_STATE]);
 	return st == TCP_CONNTRACK_TIME_WAIT || st == TCP_CONNTRACK_CLOSE;
 }
 

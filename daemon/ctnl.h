@@ -58,14 +58,15 @@ struct ct_info {
 	uint32_t mark;			/* 0 when absent */
 	uint32_t labels[KGW_LABEL_WORDS];	/* 0 when absent (the kernel sends
 					   none while every bit is clear) */
+	uint8_t tcp_state;		/* enum tcp_conntrack; 0 (NONE) when absent */
 };
 
 /*
  * Reads one conntrack entry message (the kernel's answer to a get) into ret:
- * the mark, the labels and the original direction's sequence adjustment,
- * each taken only when present and well formed (labels: whole 32-bit words,
- * the first KGW_LABEL_WORDS of them); attributes of unknown types are
- * skipped.
+ * the mark, the labels, the original direction's sequence adjustment and
+ * the TCP state, each taken only when present and well formed (labels:
+ * whole 32-bit words, the first KGW_LABEL_WORDS of them); attributes of
+ * unknown types are skipped.
  * 0, or -EBADMSG when the message is shorter than its headers or its length
  * is not padded as the kernel pads it (ret untouched).
  * Pure: no I/O.

@@ -26,6 +26,7 @@ enum { MAX_STEPS = 12, BUF_BYTES = 4096 };
 enum op {
 	END,		/* no more steps */
 	U32,		/* attribute type, 32-bit value (network order on the wire) */
+	U8,		/* attribute type, 8-bit value */
 	RAW,		/* attribute type with len bytes of 0xab */
 	NEST,		/* nest of type ... */
 	NEST_END,	/* ... ends here */
@@ -64,6 +65,9 @@ struct row {
 #define CUT_BY(n) { CUT, 0, n, 0 }
 #define LEN_OF(n) { LEN, 0, n, 0 }
 #define NONE { END, 0, 0, 0 }
+/* CTA_PROTOINFO { CTA_PROTOINFO_TCP { CTA_PROTOINFO_TCP_STATE st } } */
+#define TCP_STATE(st) NEST_OF(CTA_PROTOINFO), NEST_OF(CTA_PROTOINFO_TCP), \
+	{ U8, CTA_PROTOINFO_TCP_STATE, 0, st }, NEND, NEND
 
 static const struct row rows[] = {
 	{ "no attributes", { NONE }, 0, { 0 } },
@@ -121,6 +125,19 @@ static const struct row rows[] = {
 	{ "a header and no nfgenmsg", { LEN_OF(sizeof(struct nlmsghdr)) }, -EBADMSG, { 0 } },
 	{ "a header and half an nfgenmsg", { LEN_OF(sizeof(struct nlmsghdr) + 2) },
 	  -EBADMSG, { 0 } },
+	/* The TCP state, nested twice as the kernel sends it */
+	{ "an established connection", { TCP_STATE(3), MARK(2) }, 0, { .mark = 2, .tcp_state = 3 } },
+	{ "a TCP state of 4 bytes is absent",
+	  { NEST_OF(CTA_PROTOINFO), NEST_OF(CTA_PROTOINFO_TCP),
+	    RAW_OF(CTA_PROTOINFO_TCP_STATE, 4), NEND, NEND },
+	  0, { 0 } },
+	{ "protoinfo without its TCP nest", { NEST_OF(CTA_PROTOINFO), MARK(3), NEND },
+	  0, { 0 } },
+	{ "a TCP nest with types above its maximum",
+	  { NEST_OF(CTA_PROTOINFO), NEST_OF(CTA_PROTOINFO_TCP),
+	    RUN_OF(CTA_PROTOINFO_TCP_MAX + 1, CTA_MAX + 3, 1), { U8, CTA_PROTOINFO_TCP_STATE, 0, 7 },
+	    NEND, NEND },
+	  0, { .tcp_state = 7 } },
 	/* Labels: whole 32-bit words, the first four of them. */
 	{ "labels, 16 bytes as the kernel sends them", { LAB(16, 0x11), MARK(3) },
 	  0, { .mark = 3, .labels = { 0x11, 0x12, 0x13, 0x14 } } },
@@ -144,7 +161,8 @@ static struct nlmsghdr *build(char *buf, const struct row *r)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct nfgenmsg *nfg;
-	struct nlattr *nest = NULL;
+	struct nlattr *nest[4];
+	unsigned depth = 0;
 	uint8_t junk[16];
 	uint32_t words[16];
 
@@ -160,14 +178,19 @@ static struct nlmsghdr *build(char *buf, const struct row *r)
 		case U32:
 			mnl_attr_put_u32(nlh, st->type, htonl(st->value));
 			break;
+		case U8:
+			mnl_attr_put_u8(nlh, st->type, (uint8_t)st->value);
+			break;
 		case RAW:
 			mnl_attr_put(nlh, st->type, st->len, junk);
 			break;
 		case NEST:
-			nest = mnl_attr_nest_start(nlh, st->type);
+			if (depth < sizeof(nest) / sizeof(nest[0]))
+				nest[depth++] = mnl_attr_nest_start(nlh, st->type);
 			break;
 		case NEST_END:
-			mnl_attr_nest_end(nlh, nest);
+			if (depth > 0)
+				mnl_attr_nest_end(nlh, nest[--depth]);
 			break;
 		case RUN:
 			for (uint32_t t = st->type; t <= st->len; t++)
@@ -198,7 +221,7 @@ int main(void)
 		/* The parse must not read past the message: the rest is poison. */
 		static char buf[BUF_BYTES];
 		const struct ct_info poison = { .has_seqadj = true, .pos = 0xdead, .delta = 0xbeef,
-						.mark = 0xfeed, .labels = { 1, 2, 3, 4 } };
+						.mark = 0xfeed, .tcp_state = 0x77, .labels = { 1, 2, 3, 4 } };
 		struct ct_info got = poison;
 		struct nlmsghdr *nlh;
 		int rc;
@@ -211,6 +234,7 @@ int main(void)
 		if (r->rc < 0) {
 			CHECK(got.has_seqadj == poison.has_seqadj && got.pos == poison.pos &&
 				      got.delta == poison.delta && got.mark == poison.mark &&
+				      got.tcp_state == poison.tcp_state &&
 				      memcmp(got.labels, poison.labels, sizeof(got.labels)) == 0,
 			      "row %u (%s): ret written on failure", no, r->name);
 			continue;
@@ -222,6 +246,7 @@ int main(void)
 		CHECK_EQ_U(got.delta, r->want.has_seqadj ? r->want.delta : 0, "row %u (%s): delta",
 			   no, r->name);
 		CHECK_EQ_U(got.mark, r->want.mark, "row %u (%s): mark", no, r->name);
+		CHECK_EQ_U(got.tcp_state, r->want.tcp_state, "row %u (%s): tcp state", no, r->name);
 		for (size_t w = 0; w < KGW_LABEL_WORDS; w++)
 			CHECK_EQ_U(got.labels[w], r->want.labels[w], "row %u (%s): label word %zu",
 				   no, r->name, w);
