@@ -100,7 +100,7 @@ unit: $(UNIT_BINS)
 test-tools: $(TOOL_BINS)
 
 deps:
-	$(Q)sh tools/deps.sh
+	$(Q)DEPS_DIR=$(BUILD)/deps sh tools/deps.sh
 
 # The main job, live in network namespaces, narrated; cleans up after itself.
 demo: deps
@@ -150,6 +150,9 @@ MANDIR ?= $(PREFIX)/share/man
 MAN_PAGES := man/knockgw.8 man/knockgw.conf.5 man/knock-connect.1
 COMPLETIONS := completions/knockgw completions/knock-connect
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# Examples an administrator copies into place: fail2ban's filter and jail.
+EXAMPLESDIR ?= $(PREFIX)/share/doc/knockgw/examples
+FAIL2BAN_EXAMPLES := contrib/fail2ban/filter.d/knockgw.conf contrib/fail2ban/jail.d/knockgw.conf
 KGW_CONF := $(DESTDIR)$(SYSCONFDIR)/knockgw/knockgw.conf
 
 .PHONY: install uninstall
@@ -176,6 +179,9 @@ install: all
 	$(Q)for c in $(COMPLETIONS); do \
 		install -D -m 0644 $$c $(DESTDIR)$(BASHCOMPDIR)/$${c#completions/} || exit 1; \
 	done
+	$(Q)for e in $(FAIL2BAN_EXAMPLES); do \
+		install -D -m 0644 $$e $(DESTDIR)$(EXAMPLESDIR)/$${e#contrib/} || exit 1; \
+	done
 
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(PREFIX)/sbin/knockgw $(DESTDIR)$(PREFIX)/bin/knock-connect \
@@ -184,6 +190,7 @@ uninstall:
 		$(DESTDIR)$(SYSTEMDUNITDIR)/knockgw-metrics.timer
 	$(Q)for m in $(MAN_PAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m#man/}; done
 	$(Q)for c in $(COMPLETIONS); do rm -f $(DESTDIR)$(BASHCOMPDIR)/$${c#completions/}; done
+	$(Q)for e in $(FAIL2BAN_EXAMPLES); do rm -f $(DESTDIR)$(EXAMPLESDIR)/$${e#contrib/}; done
 	$(Q)echo "kept $(DESTDIR)$(SYSCONFDIR)/knockgw (configuration and keys); remove it by hand"
 
 # make check-asan: the daemon, knock-connect, the unit tests and the test

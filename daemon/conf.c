@@ -17,6 +17,7 @@
 
 #include <libconfig.h>
 
+#include "conf_diag.h"
 #include "conf_int.h"
 #include "keys.h"
 
@@ -146,9 +147,8 @@ static int load_map(struct conf *c, struct conf_errors *errs, struct srcmap *m)
 	 */
 	config_init(&cfg);
 	if (!config_read_string(&cfg, m->out)) {
-		int f, line = srcmap_line(m, config_error_line(&cfg), &f);
-
-		conf_error(errs, m->src[f].path, line, "%s", config_error_text(&cfg));
+		/* libconfig says little; the diagnosis says what is likely wrong, and where. */
+		conf_diag_libconfig(m, config_error_line(&cfg), config_error_text(&cfg), errs);
 		config_destroy(&cfg);
 		return -EINVAL;
 	}
@@ -163,8 +163,12 @@ static int load_map(struct conf *c, struct conf_errors *errs, struct srcmap *m)
 	return 0;
 }
 
-/* Both entry points: path names the text in messages; text NULL reads the file. */
-static int load(const char *path, const char *text, struct conf *c, struct conf_errors *errs)
+/*
+ * Every entry point: path names the text in messages; text NULL reads the
+ * file, with the texts of ov (NULL: none) in place of some files'.
+ */
+static int load(const char *path, const char *text, const struct conf_overlay *ov,
+		struct conf *c, struct conf_errors *errs)
 {
 	struct srcmap *m;
 	int r;
@@ -178,7 +182,7 @@ static int load(const char *path, const char *text, struct conf *c, struct conf_
 	}
 	snprintf(c->path, sizeof(c->path), "%s", path);
 
-	m = text ? srcmap_read_text(path, text, errs, &r) : srcmap_read(path, errs, &r);
+	m = text ? srcmap_read_text(path, text, errs, &r) : srcmap_read_opts(path, ov, false, errs, &r);
 	if (r == 0)
 		r = load_map(c, errs, m);
 	srcmap_free(m);
@@ -192,10 +196,16 @@ static int load(const char *path, const char *text, struct conf *c, struct conf_
 
 int conf_load(const char *path, struct conf *c, struct conf_errors *errs)
 {
-	return load(path, NULL, c, errs);
+	return load(path, NULL, NULL, c, errs);
+}
+
+int conf_load_overlay(const char *path, const struct conf_overlay *ov, struct conf *c,
+		      struct conf_errors *errs)
+{
+	return load(path, NULL, ov, c, errs);
 }
 
 int conf_load_text(const char *path, const char *text, struct conf *c, struct conf_errors *errs)
 {
-	return load(path, text, c, errs);
+	return load(path, text, NULL, c, errs);
 }

@@ -247,6 +247,20 @@ void conf_defaults(struct conf *c);
 int conf_load(const char *path, struct conf *c, struct conf_errors *errs);
 
 /*
+ * conf_load() with texts in place of some files' (conf_text.h): each
+ * overlay path, named as the loader names it (the main path as given, an
+ * included file resolved against its includer's directory), reads as its
+ * text.  What an edit would make is checked so before it is written.
+ */
+struct conf_overlay {
+	size_t n;
+	const char *const *path;
+	const char *const *text;
+};
+int conf_load_overlay(const char *path, const struct conf_overlay *ov, struct conf *c,
+		      struct conf_errors *errs);
+
+/*
  * Pure cross-field checks of a loaded struct (every single setting was
  * checked by the loader); never reads past the fixed arrays whatever the
  * counts say.  Returns the number of errors added.

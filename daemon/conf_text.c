@@ -19,11 +19,6 @@ enum {
 	CONF_FILE_MAX = 1 << 20,	/* a config is text written by hand; all its files together */
 };
 
-static bool is_alnum(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
-}
-
 int srcmap_line(const struct srcmap *m, int line, int *ret_file)
 {
 	size_t i;
@@ -47,199 +42,6 @@ int conf_resolve_path(char out[static PATH_MAX], const char *base, const char *p
 	else
 		r = snprintf(out, PATH_MAX, "%.*s/%s", (int)(slash - base), base, p);
 	return r < 0 || r >= PATH_MAX ? -ENAMETOOLONG : 0;
-}
-
-/* An "@include" line: where it is in its file and the name it quotes. */
-struct incl {
-	int line;
-	size_t start, end;	/* the whole line, its newline included */
-	size_t name, name_len;	/* between the quotes */
-};
-
-static bool blank(char ch)
-{
-	return ch == ' ' || ch == '\t';
-}
-
-/*
- * One "@include "FILE"" line at p, which libconfig 1.5's scanner only takes
- * at the start of a line (blanks before it).  The name is taken verbatim:
- * no backslash, no newline; blanks and a comment may follow it, nothing
- * else.  Any other '@' is refused here rather than left to libconfig, which
- * would open the file itself, past every check of this file.  Returns where
- * the line ends, or NULL with the reason in *why.
- */
-static const char *scan_include(const char *t, const char *p, const char *bol, int line,
-				struct incl *ret, const char **why)
-{
-	static const char word[] = "@include";
-	const char *name;
-
-	for (const char *q = bol; q < p; q++) {
-		if (!blank(*q)) {
-			*why = "'@' may only start a line of the form @include \"FILE\"";
-			return NULL;
-		}
-	}
-	if (strncmp(p, word, sizeof(word) - 1) != 0 || !blank(p[sizeof(word) - 1])) {
-		*why = "'@' may only start a line of the form @include \"FILE\"";
-		return NULL;
-	}
-	for (p += sizeof(word) - 1; blank(*p); p++)
-		;
-	if (*p != '"') {
-		*why = "@include needs a quoted file name";
-		return NULL;
-	}
-	name = ++p;
-	for (; *p && *p != '"'; p++) {
-		if (*p == '\\' || *p == '\n') {
-			*why = "@include file name must be one line without backslashes";
-			return NULL;
-		}
-	}
-	if (!*p) {
-		*why = "unterminated string";
-		return NULL;
-	}
-	if (p == name) {
-		*why = "@include file name is empty";
-		return NULL;
-	}
-	ret->line = line;
-	ret->start = (size_t)(bol - t);
-	ret->name = (size_t)(name - t);
-	ret->name_len = (size_t)(p - name);
-	for (p++; blank(*p) || *p == '\r'; p++)
-		;
-	if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
-		while (*p && *p != '\n')
-			p++;
-	}
-	if (*p && *p != '\n') {
-		*why = "text after @include \"FILE\" on its line";
-		return NULL;
-	}
-	ret->end = (size_t)(p - t) + (*p == '\n');
-	return p;
-}
-
-/*
- * Checks libconfig 1.5 gets wrong without a word, on the text of each file
- * before it is joined: an integer literal without the L suffix is converted
- * with atoi()-style wrap-around, so "port = 4294967318;" would load as port
- * 22 (no setting here takes more than 31 bits, so any such literal is
- * refused); an unterminated block comment silently swallows the rest of the
- * file; and an unterminated string, besides being a syntax error, leaks the
- * scanner's buffer.  Comments, strings and names are skipped the way
- * libconfig's scanner skips them.  The @include lines it finds go to incs
- * (at most max, *ret_n of them).  Returns the number of errors reported (0
- * or 1).
- */
-static int prescan(const char *t, const char *path, struct conf_errors *errs,
-		   struct incl *incs, size_t max, size_t *ret_n)
-{
-	const char *p = t, *bol = t;
-	const char *why;
-	int line = 1;
-
-	*ret_n = 0;
-	while (*p) {
-		if (*p == '\n') {
-			line++;
-			p++;
-			bol = p;
-		} else if (*p == '@') {
-			struct incl inc;
-
-			p = scan_include(t, p, bol, line, &inc, &why);
-			if (!p) {
-				conf_error(errs, path, line, "%s", why);
-				return 1;
-			}
-			if (*ret_n == max) {
-				conf_error(errs, path, line, "more than %d @include files",
-					   CONF_MAX_INCLUDES);
-				return 1;
-			}
-			incs[(*ret_n)++] = inc;
-		} else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
-			while (*p && *p != '\n')
-				p++;
-		} else if (p[0] == '/' && p[1] == '*') {
-			int start = line;
-
-			for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++)
-				line += *p == '\n';
-			if (!*p) {
-				conf_error(errs, path, start, "unterminated /* comment");
-				return 1;
-			}
-			p += 2;
-		} else if (*p == '"') {
-			int start = line;
-
-			for (p++; *p && *p != '"'; p++) {
-				if (*p == '\\' && p[1])
-					p++;
-				line += *p == '\n';
-			}
-			if (!*p) {
-				conf_error(errs, path, start, "unterminated string");
-				return 1;
-			}
-			p++;
-		} else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '*') {
-			while (is_alnum(*p) || *p == '-' || *p == '_' || *p == '*')
-				p++;
-		} else if ((*p >= '0' && *p <= '9') ||
-			   ((*p == '-' || *p == '+') && p[1] >= '0' && p[1] <= '9')) {
-			const char *tok = p;
-			unsigned long long v = 0, limit = 0x7fffffffull;
-			bool hex, wide = false;
-
-			if (*p == '-' || *p == '+') {
-				if (*p == '-')
-					limit++;
-				p++;
-			}
-			hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X') &&
-			      isxdigit((unsigned char)p[2]);
-			if (hex) {
-				limit = 0x7fffffffull;
-				for (p += 2; isxdigit((unsigned char)*p); p++) {
-					unsigned d = *p <= '9' ? (unsigned)(*p - '0') :
-								 (unsigned)((*p | 0x20) - 'a' + 10);
-
-					v = v * 16 + d;
-					wide |= v > limit;
-				}
-			} else {
-				for (; *p >= '0' && *p <= '9'; p++) {
-					v = v * 10 + (unsigned)(*p - '0');
-					wide |= v > limit;
-				}
-			}
-			if (*p == 'L')
-				continue;	/* 64-bit literal: libconfig keeps it whole */
-			if (!hex && (*p == '.' || *p == 'e' || *p == 'E')) {
-				while ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' ||
-				       *p == 'E' || *p == '-' || *p == '+')
-					p++;
-				continue;	/* a float, never an integer setting */
-			}
-			if (wide) {
-				int len = (int)(p - tok);
-
-				conf_error(errs, path, line, "integer %.*s out of range",
-					   len > 40 ? 40 : len, tok);
-				return 1;
-			}
-		} else {
-			p++;
-		}
-	}
-	return 0;
 }
 
 /* -errno of the call that just failed, and never 0 even if it left errno alone. */
@@ -471,7 +273,7 @@ static int join_text(struct srcmap *m, struct conf_errors *errs, int file, int d
 		conf_error(errs, path, line, "contains a NUL byte");
 		return -EINVAL;
 	}
-	if (prescan(text, path, errs, incs, CONF_MAX_INCLUDES, &ninc))
+	if (conf_prescan(text, path, errs, incs, CONF_MAX_INCLUDES, &ninc))
 		return -EINVAL;
 
 	add_segment(m, file, 1);
@@ -501,6 +303,37 @@ oom:
 }
 
 /*
+ * The overlay's text for path, if it has one, in place of *text (which is
+ * wiped and freed): the file was read for its stat, the rules are checked
+ * on that, and the text is the one an edit would write.
+ */
+static int take_overlay(const struct srcmap *m, const char *path, char **text, size_t *len,
+			char *why, size_t whylen)
+{
+	const struct conf_overlay *ov = m->ov;
+	char *copy;
+
+	for (size_t i = 0; ov && i < ov->n; i++) {
+		if (strcmp(ov->path[i], path) != 0)
+			continue;
+		copy = strdup(ov->text[i]);
+		if (!copy) {
+			snprintf(why, whylen, "out of memory");
+			sodium_memzero(*text, *len + 1);
+			free(*text);
+			*text = NULL;
+			return -ENOMEM;
+		}
+		sodium_memzero(*text, *len + 1);
+		free(*text);
+		*text = copy;
+		*len = strlen(copy);
+		return 0;
+	}
+	return 0;
+}
+
+/*
  * Reads file (m->src[file].path), checks it as the main file is checked,
  * and joins it (join_text).
  */
@@ -514,6 +347,8 @@ static int join_file(struct srcmap *m, struct conf_errors *errs, int file, int d
 	int r;
 
 	r = read_text(src->path, &text, &len, &src->st, why, sizeof(why));
+	if (r == 0)
+		r = take_overlay(m, src->path, &text, &len, why, sizeof(why));
 	if (r < 0) {
 		if (ifile)
 			conf_error(errs, ifile, iline, "@include \"%s\": %s", iname, why);
@@ -535,6 +370,12 @@ static int join_file(struct srcmap *m, struct conf_errors *errs, int file, int d
 		}
 	}
 	r = join_text(m, errs, file, depth, ifile, iline, text, len);
+	if (r == 0 && m->keep) {
+		/* Its own text, for an edit (kept as it is; srcmap_free() wipes it). */
+		src->text = text;
+		src->len = len;
+		return 0;
+	}
 out:
 	/* The text may hold secret = "..." lines. */
 	sodium_memzero(text, len + 1);
@@ -568,14 +409,24 @@ static int finish(struct srcmap *m, struct conf_errors *errs, int r)
 	return r;
 }
 
-struct srcmap *srcmap_read(const char *path, struct conf_errors *errs, int *ret)
+struct srcmap *srcmap_read_opts(const char *path, const struct conf_overlay *ov, bool keep,
+				struct conf_errors *errs, int *ret)
 {
 	struct srcmap *m = srcmap_new(path, errs);
 
 	*ret = -ENOMEM;
-	if (m)
+	if (m) {
+		m->ov = ov;
+		m->keep = keep;
 		*ret = finish(m, errs, join_file(m, errs, 0, 1, NULL, 0, NULL));
+		m->ov = NULL;
+	}
 	return m;
+}
+
+struct srcmap *srcmap_read(const char *path, struct conf_errors *errs, int *ret)
+{
+	return srcmap_read_opts(path, NULL, false, errs, ret);
 }
 
 struct srcmap *srcmap_read_text(const char *path, const char *text, struct conf_errors *errs,
@@ -596,6 +447,12 @@ void srcmap_free(struct srcmap *m)
 {
 	if (!m)
 		return;
+	for (size_t i = 0; i < m->nsrc; i++) {
+		if (m->src[i].text) {
+			sodium_memzero(m->src[i].text, m->src[i].len + 1);
+			free(m->src[i].text);
+		}
+	}
 	if (m->out) {
 		sodium_memzero(m->out, m->cap);
 		free(m->out);

@@ -27,6 +27,8 @@ struct source {
 	struct stat st;		/* of the text that was read: the rules are checked on it */
 	int parent;		/* the including file; -1 for the main one */
 	bool secret_checked;	/* a text secret in it was held to the key file rule */
+	char *text;		/* its own text, NUL-terminated, when kept (srcmap_read_opts) */
+	size_t len;
 };
 
 /* From line first of the joined text on, the lines are file's, starting at line. */
@@ -37,6 +39,8 @@ struct segment {
 };
 
 struct srcmap {
+	const struct conf_overlay *ov;	/* while reading: texts in place of files' */
+	bool keep;		/* keep each file's own text */
 	size_t nsrc;
 	struct source src[CONF_MAX_INCLUDES + 1];	/* src[0] is the main file */
 	size_t nseg;
@@ -46,6 +50,13 @@ struct srcmap {
 	size_t len, cap;
 	int out_line;		/* the line out's end is on */
 };
+
+/*
+ * srcmap_read() with options: ov (NULL: none) replaces files' texts; keep
+ * keeps each file's own text in m->src[i].text (wiped by srcmap_free()).
+ */
+struct srcmap *srcmap_read_opts(const char *path, const struct conf_overlay *ov, bool keep,
+				struct conf_errors *errs, int *ret);
 
 /*
  * A map for the main file path: reads it and what it includes into the
@@ -71,6 +82,23 @@ void srcmap_free(struct srcmap *m);
  * index into m->src) in *ret_file.  m NULL: the line is the main file's.
  */
 int srcmap_line(const struct srcmap *m, int line, int *ret_file);
+
+/* An "@include" line: where it is in its file and the name it quotes. */
+struct incl {
+	int line;
+	size_t start, end;	/* the whole line, its newline included */
+	size_t name, name_len;	/* between the quotes */
+};
+
+/*
+ * Checks libconfig 1.5 gets wrong without a word, on the text of each file
+ * (t, NUL-terminated, named path) before it is joined (conf_prescan.c):
+ * integer literals that would wrap, unterminated comments and strings, any
+ * '@' but an @include line; those go to incs (at most max, *ret_n of
+ * them).  Returns the number of errors reported (0 or 1).
+ */
+int conf_prescan(const char *t, const char *path, struct conf_errors *errs, struct incl *incs,
+		 size_t max, size_t *ret_n);
 
 /* Relative key and include paths are relative to the file that names them, not to the cwd. */
 int conf_resolve_path(char out[static PATH_MAX], const char *base, const char *p);

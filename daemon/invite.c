@@ -29,7 +29,12 @@ void invite_usage(FILE *f)
 		"  --integrity-len N  the knock also covers the first N bytes the client sends,\n"
 		"                     1..%d (default 0: none); ssh then needs knock-connect\n"
 		"  --keys-dir DIR     where the key goes (default " INVITE_KEYS_DIR ")\n"
-		"  --show-key         print the key itself too (otherwise it never is)\n",
+		"  --show-key         print the key itself too (otherwise it never is)\n"
+		"  -c FILE            the server's configuration (default " INVITE_CONF ")\n"
+		"  --apply            add the key to FILE's keys and to its protect entry for the\n"
+		"                     port (or a new one), check the result as the daemon loads\n"
+		"                     it, write it (the old file stays as FILE.bak) and reload\n"
+		"                     the daemon; without it, the change is shown as a diff\n",
 		INVITE_NAME_MAX, INTEG_MAX_LEN);
 }
 
@@ -89,7 +94,7 @@ static int usage_error(void)
 int invite_parse_args(int argc, char **argv, struct invite_args *ret)
 {
 	/* Long-only; vals above the letters, so cli_bad_option() names them. */
-	enum { O_DST = 256, O_PORT, O_MODE, O_ILEN, O_DIR, O_SHOW };
+	enum { O_DST = 256, O_PORT, O_MODE, O_ILEN, O_DIR, O_SHOW, O_APPLY };
 	static const struct option opts[] = {
 		{ "dst", required_argument, NULL, O_DST },
 		{ "port", required_argument, NULL, O_PORT },
@@ -97,6 +102,7 @@ int invite_parse_args(int argc, char **argv, struct invite_args *ret)
 		{ "integrity-len", required_argument, NULL, O_ILEN },
 		{ "keys-dir", required_argument, NULL, O_DIR },
 		{ "show-key", no_argument, NULL, O_SHOW },
+		{ "apply", no_argument, NULL, O_APPLY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -105,7 +111,7 @@ int invite_parse_args(int argc, char **argv, struct invite_args *ret)
 
 	optind = 0;	/* 0: a full reset, also of a half-read option group */
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":hc:", opts, NULL)) != -1) {
 		switch (ch) {
 		case O_DST:
 			a.dst = optarg;
@@ -141,6 +147,12 @@ int invite_parse_args(int argc, char **argv, struct invite_args *ret)
 			break;
 		case O_SHOW:
 			a.show_key = true;
+			break;
+		case O_APPLY:
+			a.apply = true;
+			break;
+		case 'c':
+			a.conf = optarg;
 			break;
 		case 'h':
 			invite_usage(stdout);
@@ -200,25 +212,33 @@ static void print_integrity(FILE *f, const struct invite_args *a)
 		fprintf(f, " integrity_len = %u;", a->integrity_len);
 }
 
-int invite_print(FILE *f, const struct invite_args *a, const char *key_path, const char *key_b64)
+void invite_print_head(FILE *f, const struct invite_args *a, const char *key_path)
 {
 	fprintf(f, "# knockgw invite %s: a new %s key for %s port %u%s.\n"
 		   "# Written to %s (mode 0600).\n"
 		   "# Four pieces follow, each under a \"# ===\" line that says where it goes.\n\n",
 		a->name, a->mode, a->dst, a->port, a->integrity_len ? " with integrity" : "",
 		key_path);
+}
 
+void invite_print_server(FILE *f, const struct invite_args *a, const char *key_path)
+{
 	fprintf(f, "# === server: /etc/knockgw/knockgw.conf\n"
 		   "# Where the file has a keys list already, add the key to it; where it has a\n"
 		   "# protect entry for port %u, add \"%s\" to that entry's keys instead (two\n"
 		   "# entries for one port may not share an address).  Then: knockgw -n, and\n"
-		   "# systemctl reload knockgw.\n", a->port, a->name);
+		   "# systemctl reload knockgw.  (knockgw invite --apply does all this.)\n",
+		a->port, a->name);
 	print_key_list(f, a, key_path);
 	fprintf(f, "protect = (\n\t{ port = %u; mode = \"%s\"; keys = [ \"%s\" ];", a->port, a->mode,
 		a->name);
 	print_integrity(f, a);
 	fprintf(f, " }\n);\n\n");
+}
 
+int invite_print_client(FILE *f, const struct invite_args *a, const char *key_path,
+			const char *key_b64)
+{
 	fprintf(f, "# === client: %s\n", key_path);
 	if (key_b64) {
 		fprintf(f, "# The key: this one line, in that file, owned by root, mode 0600.  Whoever\n"
@@ -242,6 +262,9 @@ int invite_print(FILE *f, const struct invite_args *a, const char *key_path, con
 	fprintf(f, "knock = (\n\t{ dst = \"%s\"; port = %u; mode = \"%s\"; key = \"%s\";", a->dst,
 		a->port, a->mode, a->name);
 	print_integrity(f, a);
+	/* The server's entry has its own window: the client's epochs must be the same. */
+	if (a->has_window && strcmp(a->mode, "native") == 0)
+		fprintf(f, " window = %u;", a->window);
 	fprintf(f, " }\n);\n\n");
 
 	fprintf(f, "# === client: ~/.ssh/config\n");
@@ -255,4 +278,11 @@ int invite_print(FILE *f, const struct invite_args *a, const char *key_path, con
 	if (a->integrity_len)
 		fprintf(f, "\tProxyCommand knock-connect %%h %%p\n");
 	return ferror(f) ? -EIO : 0;
+}
+
+int invite_print(FILE *f, const struct invite_args *a, const char *key_path, const char *key_b64)
+{
+	invite_print_head(f, a, key_path);
+	invite_print_server(f, a, key_path);
+	return invite_print_client(f, a, key_path, key_b64);
 }

@@ -3,6 +3,7 @@
  *
  *   knockgw invite NAME --dst HOST [--port N] [--mode native|knock]
  *                  [--integrity-len N] [--keys-dir DIR] [--show-key]
+ *                  [-c FILE] [--apply]
  *
  * makes a new key DIR/NAME.key (keyfile.h) and prints, ready to paste, the
  * four pieces that put it to use, each under a line
@@ -16,7 +17,10 @@
  * --show-key; otherwise how to copy it), the client's keys and knock lists,
  * and an ssh_config Host block, with knock-connect as its ProxyCommand when
  * the knock has integrity (the daemon refuses a plain connect() then).
- * Each configuration piece passes `knockgw -n` on its own.
+ * Each configuration piece passes `knockgw -n` on its own.  Where the
+ * server's configuration FILE is there, invite also shows the change that
+ * --apply makes to it (conf_apply.h); with --apply it makes it, reloads
+ * the daemon, and prints the client's pieces (invitecmd.c).
  *
  * Here: the command line and the text, pure (apart from getopt's state and
  * the usage messages on stderr), so that the unit tests can run them.
@@ -28,9 +32,10 @@
 #include <stdio.h>
 
 #define INVITE_KEYS_DIR "/etc/knockgw/keys"
+#define INVITE_CONF "/etc/knockgw/knockgw.conf"
 #define INVITE_SYNOPSIS                                                           \
 	"invite NAME --dst HOST [--port N] [--mode native|knock] [--integrity-len N] " \
-	"[--keys-dir DIR] [--show-key]"
+	"[--keys-dir DIR] [--show-key] [-c FILE] [--apply]"
 
 enum { INVITE_NAME_MAX = 32 };
 
@@ -42,6 +47,10 @@ struct invite_args {
 	unsigned integrity_len;	/* 0 (default) .. INTEG_MAX_LEN */
 	const char *keys_dir;	/* default INVITE_KEYS_DIR */
 	bool show_key;
+	bool apply;		/* edit the server's configuration, reload the daemon */
+	const char *conf;	/* the server's configuration; NULL: the default */
+	bool has_window;	/* the client's knock takes the server entry's window */
+	unsigned window;
 };
 
 enum { INVITE_RUN = 0, INVITE_HELP = -1 };
@@ -65,8 +74,19 @@ bool invite_name_ok(const char *name);
 /*
  * Prints the four pieces for a key at key_path (absolute).  key_b64 is the
  * key file's line, printed only when a->show_key; NULL otherwise.  0, or
- * -EIO when f failed.
+ * -EIO when f failed.  The same as invite_print_head(), _server() and
+ * _client() in a row.
  */
 int invite_print(FILE *f, const struct invite_args *a, const char *key_path, const char *key_b64);
+
+/* The opening comment: what was made, where. */
+void invite_print_head(FILE *f, const struct invite_args *a, const char *key_path);
+
+/* The server's piece: keys and protect lists to merge by hand. */
+void invite_print_server(FILE *f, const struct invite_args *a, const char *key_path);
+
+/* The client's three pieces: the key file, the configuration, ssh's Host block. */
+int invite_print_client(FILE *f, const struct invite_args *a, const char *key_path,
+			const char *key_b64);
 
 #endif

@@ -8,6 +8,7 @@
  *   knockgw flush [-c FILE]            remove the table a stopped daemon left
  *   knockgw hide [-s STATE]            the saved hiding table, when none is in place
  *   knockgw invite NAME --dst HOST ... a new key and the configuration for it
+ *   knockgw revoke NAME [--apply]      a key taken out of the configuration
  *   knockgw metrics [-c FILE] [-o FILE] the counters for Prometheus (metricscmd.h)
  *   knockgw check-firewall [-c FILE]   do refusals look like unused ports here (fwcheck.h)
  *   knockgw --help | --version
@@ -16,8 +17,9 @@
  * Every command takes -h/--help (stdout, exit 0); a usage error says why on
  * stderr and exits 2 (cli.h).  Running the daemon is daemon.h; the queue
  * threads are workers.h; the counters and their views are stats.h; invite
- * is invite.h and keywrite.h; hide is hidecmd.h.  Without -f the daemon
- * logs to syslog; it does not fork (systemd Type=notify).
+ * is invite.h and keywrite.h, revoke is revoke.h, their commands invitecmd.h;
+ * hide is hidecmd.h.  Without -f the daemon logs to syslog (the journal
+ * where there is one: log.h); it does not fork (systemd Type=notify).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,16 +44,17 @@
 #include "hidecmd.h"
 #include "hidestate.h"
 #include "invite.h"
+#include "invitecmd.h"
 #include "keys.h"
-#include "keywrite.h"
 #include "log.h"
 #include "metricscmd.h"
+#include "revoke.h"
 #include "nftrules.h"
 #include "stats.h"
 
 #define DEFAULT_CONF "/etc/knockgw/knockgw.conf"
 
-enum { CMD_DAEMON, CMD_GENKEY, CMD_PRINT_RULES, CMD_STATUS, CMD_FLUSH, CMD_HIDE, CMD_INVITE,
+enum { CMD_DAEMON, CMD_GENKEY, CMD_PRINT_RULES, CMD_STATUS, CMD_FLUSH, CMD_HIDE, CMD_INVITE, CMD_REVOKE,
        CMD_METRICS, CMD_CHECK_FIREWALL, CMD_COUNT };
 
 /* One line per command in --help; each command's own --help repeats its line. */
@@ -232,68 +235,23 @@ static int cmd_check_firewall(int argc, char **argv)
 	return fwcheck_main(argc, argv, DEFAULT_CONF);
 }
 
-/* ------------------------------------------------------------- invite */
+/* ------------------------------------------------------------- invite, revoke */
 
-/*
- * `knockgw invite`: the key first (nothing is printed for a key that could
- * not be written), read back as the daemon will read it, then the text.
- */
+/* `knockgw invite` and `knockgw revoke`: their own modules (invitecmd.h). */
+static int cmd_invite(int argc, char **argv)
+{
+	return invite_main(argc, argv, DEFAULT_CONF);
+}
+
+static int cmd_revoke(int argc, char **argv)
+{
+	return revoke_main(argc, argv, DEFAULT_CONF);
+}
+
 /* `knockgw metrics`: its own module (metricscmd.h). */
 static int cmd_metrics(int argc, char **argv)
 {
 	return metrics_main(argc, argv, DEFAULT_CONF);
-}
-
-static int cmd_invite(int argc, char **argv)
-{
-	struct invite_args a;
-	char dir[PATH_MAX], path[PATH_MAX + INVITE_NAME_MAX + 8], file[INVITE_NAME_MAX + 8];
-	char b64[64], err[PATH_MAX + 256];
-	uint8_t key[KG_KEY_MAX];
-	size_t key_len;
-	int r = invite_parse_args(argc, argv, &a);
-
-	if (r == INVITE_HELP)
-		return 0;
-	if (r != INVITE_RUN)
-		return r;
-	snprintf(file, sizeof(file), "%s.key", a.name);
-	if (key_generate_base64(b64, sizeof(b64)) < 0) {
-		fprintf(stderr, "knockgw invite: cannot make a key\n");
-		return 1;
-	}
-	r = keywrite_new(a.keys_dir, file, b64, err, sizeof(err));
-	if (r < 0) {
-		sodium_memzero(b64, sizeof(b64));
-		fprintf(stderr, "knockgw invite: %s\n", err);
-		return 1;
-	}
-	/* The configuration needs the absolute path: a relative one is the config's. */
-	if (!realpath(a.keys_dir, dir)) {
-		sodium_memzero(b64, sizeof(b64));
-		fprintf(stderr, "knockgw invite: %s: %s\n", a.keys_dir, strerror(errno));
-		return 1;
-	}
-	snprintf(path, sizeof(path), "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", file);
-	r = keyfile_read(path, key, &key_len, err, sizeof(err));
-	sodium_memzero(key, sizeof(key));
-	if (r < 0) {
-		sodium_memzero(b64, sizeof(b64));
-		fprintf(stderr, "knockgw invite: the new key does not load: %s\n", err);
-		return 1;
-	}
-	r = invite_print(stdout, &a, path, a.show_key ? b64 : NULL);
-	sodium_memzero(b64, sizeof(b64));
-	if (r < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "knockgw invite: cannot write the configuration: %s (the key stays "
-				"in %s; remove it to start over)\n", strerror(errno), path);
-		return 1;
-	}
-	/* The daemon runs as root and takes key files that are root's only. */
-	if (geteuid() != 0)
-		fprintf(stderr, "knockgw invite: note: %s is owned by uid %u; the daemon, as root, "
-				"needs it root's (chown root %s)\n", path, (unsigned)geteuid(), path);
-	return 0;
 }
 
 /* ------------------------------------------------------------- the daemon */
@@ -402,8 +360,11 @@ static const struct command commands[CMD_COUNT] = {
 		       "table is in place (knockgw.service runs it before every start).",
 		       hide_main },
 	[CMD_INVITE] = { "invite", INVITE_SYNOPSIS,
-			 "Write a new key and print the configuration a client and this server need.",
-			 cmd_invite },
+			 "Write a new key and print the configuration a client and this server need\n"
+			 "(--apply: change this server's and reload it).", cmd_invite },
+	[CMD_REVOKE] = { "revoke", REVOKE_SYNOPSIS,
+			 "Take a key out of the configuration (--apply: write it and reload).",
+			 cmd_revoke },
 	[CMD_METRICS] = { "metrics", "metrics [-c FILE] [-o FILE]",
 			  "Print the running daemon's counters for Prometheus (-o: write FILE "
 			  "atomically).", cmd_metrics },

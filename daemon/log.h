@@ -1,7 +1,12 @@
 /*
  * log.h - the daemon's logging, after OpenBSD's log.c.
  *
- * stderr in the foreground (-f), syslog(LOG_DAEMON) otherwise.  log_warn and
+ * stderr in the foreground (-f), syslog(LOG_DAEMON) otherwise; the systemd
+ * journal instead, through its native protocol, where it is there: in the
+ * foreground when stderr is the journal's stream (systemd says so in
+ * $JOURNAL_STREAM: a service's stderr), otherwise when journald's socket
+ * exists.  A terminal under -f gets stderr, never the journal.  A message
+ * the journal does not take goes the other way.  log_warn and
  * fatal append strerror(errno); the x variants do not.  fatal/fatalx are for
  * startup and broken invariants only, never for packet content.  Messages a
  * peer can trigger go through log_peer(), which is debug level and rate
@@ -41,5 +46,41 @@ struct log_ratelimit {
 
 void log_peer(struct log_ratelimit *rl, uint64_t now, int level, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/*
+ * Events a log tool acts on (fail2ban, an alert): logged as their plain
+ * message, the same text as any other, and in the journal with fields:
+ * KNOCKGW_EVENT (log_event_name()), KNOCKGW_SOURCE (an address, or a
+ * prefix "addr/len" for a guessing source), KNOCKGW_PORT (the protected
+ * port), KNOCKGW_KEY (the key's name), each only when the event has it,
+ * and MESSAGE_ID, one fixed 128-bit id per kind (log_event_id(); listed
+ * in knockgw(8)).
+ */
+enum log_event_kind {
+	LOG_EV_KNOCK_ACCEPTED,
+	LOG_EV_KNOCK_REFUSED,
+	LOG_EV_GUESSING,		/* a source crossed the guessing threshold */
+	LOG_EV_INTEGRITY_FAILED,
+	LOG_EV_RELOADED,
+	LOG_EV_RELOAD_REFUSED,
+	LOG_EV_MAX
+};
+
+struct log_event {
+	enum log_event_kind kind;
+	const char *source;		/* NULL: none */
+	unsigned port;			/* 0: none */
+	const char *key;		/* NULL: none */
+};
+
+const char *log_event_name(enum log_event_kind k);
+const char *log_event_id(enum log_event_kind k);	/* 32 lowercase hex digits */
+
+void log_event(int pri, const struct log_event *ev, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* log_peer() for an event: the same rate limit, the event's fields. */
+void log_peer_event(struct log_ratelimit *rl, uint64_t now, int level, const struct log_event *ev,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif

@@ -184,6 +184,17 @@ void pf_log(struct server *s, const struct pending_flow *pf, const char *what)
 		 addr_str(pf->family, pf->remote, a, sizeof(a)), pf->rport, pf->lport, what);
 }
 
+void pf_log_event(struct server *s, const struct pending_flow *pf, enum log_event_kind kind,
+		  const char *what)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	addr_str(pf->family, pf->remote, a, sizeof(a));
+	log_peer_event(&s->rl, s->mono, LOG_NOTICE,
+		       &(struct log_event){ kind, a, pf->lport, s->conf->keys[pf->key].name },
+		       "integrity flow from %s port %u to port %u: %s", a, pf->rport, pf->lport, what);
+}
+
 /* Resets the oldest unverified flow (with something held, if held) but keep. */
 static bool evict_oldest(struct server *s, struct nfqueue *q, const struct flow_entry *keep,
 			 bool held)

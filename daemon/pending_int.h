@@ -11,6 +11,7 @@
 
 #include "flowtable.h"
 #include "integ.h"
+#include "log.h"
 #include "nfq.h"
 #include "pkt.h"
 #include "server.h"
@@ -86,5 +87,9 @@ void pf_abort(struct server *s, struct nfqueue *q, int family, const uint8_t *lo
 
 /* A line about the flow for the log (rate-limited, peer-triggered). */
 void pf_log(struct server *s, const struct pending_flow *pf, const char *what);
+
+/* pf_log() of an event log tools act on (kind): the same line, with the journal's fields. */
+void pf_log_event(struct server *s, const struct pending_flow *pf, enum log_event_kind kind,
+		  const char *what);
 
 #endif

@@ -121,7 +121,7 @@ static void check_bytes(struct server *s, struct nfqueue *q, struct flow_entry *
 			   pf->buf.data) != VERIFY_OK) {
 		s->cnt.c[SC_integ_fail]++;
 		server_note_refusal(s, pf->family, pf->remote);
-		pf_log(s, pf, "integrity check failed, connection reset");
+		pf_log_event(s, pf, LOG_EV_INTEGRITY_FAILED, "integrity check failed, connection reset");
 		pf_end(s, q, fe, true, p, v);
 		return;
 	}

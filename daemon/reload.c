@@ -137,21 +137,24 @@ void reload_start(struct knockgw *kg)
 	log_info("reloading %s", kg->conf_path);
 	c = daemon_load_conf(kg->conf_path, true);
 	if (!c) {
-		log_warnx("reload refused: %s has errors; still running the previous configuration",
+		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
+			  "reload refused: %s has errors; still running the previous configuration",
 			  kg->conf_path);
 		refused(kg);
 		return;
 	}
 	what = restart_reason(kg->conf, c);
 	if (what) {
-		log_warnx("reload refused: the %s settings changed, which needs a restart; still "
+		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
+			  "reload refused: the %s settings changed, which needs a restart; still "
 			  "running the previous configuration", what);
 		daemon_free_conf(c);
 		refused(kg);
 		return;
 	}
 	if (tablelife_refuse_port_ok(c) < 0) {
-		log_warnx("reload refused: still running the previous configuration");
+		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
+			  "reload refused: still running the previous configuration");
 		daemon_free_conf(c);
 		refused(kg);
 		return;
@@ -172,7 +175,8 @@ static void finish(struct knockgw *kg)
 	kg->reload.pending = false;
 	kg->reload.next = NULL;
 	if (c->rules_manage && nftrules_update(c, kg->queue_kind, err, sizeof(err)) < 0) {
-		log_warnx("reload: cannot install table inet %s: %s; restoring the previous "
+		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
+			  "reload: cannot install table inet %s: %s; restoring the previous "
 			  "configuration", c->table, err);
 		restore(kg, c);
 		refused(kg);
@@ -186,8 +190,8 @@ static void finish(struct knockgw *kg)
 	daemon_free_conf(old);	/* every thread has taken c (workers_reached): wiped now */
 	kg->reloads++;
 	tablelife_save(c, kg->state_dir);
-	log_info("reloaded: %zu protected port(s), %zu knock destination(s)", c->nprotect,
-		 c->nknock);
+	log_event(LOG_INFO, &(struct log_event){ .kind = LOG_EV_RELOADED },
+		  "reloaded: %zu protected port(s), %zu knock destination(s)", c->nprotect, c->nknock);
 	daemon_notify(kg, "READY=1");
 }
 
@@ -207,7 +211,8 @@ void reload_timeout(struct knockgw *kg)
 
 	if (kg->reload.pending && !workers_reached(&kg->workers, kg->reload.gen) &&
 	    now >= kg->reload.deadline_ms) {
-		log_warnx("reload: a queue thread did not take the new configuration; restoring "
+		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
+			  "reload: a queue thread did not take the new configuration; restoring "
 			  "the previous one");
 		kg->reload.pending = false;
 		restore(kg, kg->reload.next);

@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/netfilter.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -87,13 +88,16 @@ void server_note_refusal(struct server *s, int family, const uint8_t *src)
 
 	if (guess_refused(&s->guess, family, src, s->mono) != GUESS_CROSSED)
 		return;
+	char prefix[INET6_ADDRSTRLEN + 8];
+
 	s->cnt.c[SC_guessers]++;
 	len = guess_prefix(family, src, pfx);
-	log_peer(&s->rl_guess, s->mono, LOG_INFO,
-		 "source %s/%u: %u refused knocks within %u s%s",
-		 inet_ntop(family, pfx, a, sizeof(a)) ? a : "?", len,
-		 (unsigned)s->guess.p.threshold, (unsigned)s->guess.p.window,
-		 s->guess.p.penalty ? "; its SYNs get the closed-port answer for a while" : "");
+	snprintf(prefix, sizeof(prefix), "%s/%u", inet_ntop(family, pfx, a, sizeof(a)) ? a : "?", len);
+	log_peer_event(&s->rl_guess, s->mono, LOG_INFO,
+		       &(struct log_event){ .kind = LOG_EV_GUESSING, .source = prefix },
+		       "source %s: %u refused knocks within %u s%s", prefix,
+		       (unsigned)s->guess.p.threshold, (unsigned)s->guess.p.window,
+		       s->guess.p.penalty ? "; its SYNs get the closed-port answer for a while" : "");
 }
 
 static const char *addr_str(const struct pkt_view *v, const uint8_t *addr, char *out, size_t len)
@@ -182,10 +186,13 @@ static void refuse_knock(struct server *s, struct nfqueue *q, const struct nfque
 	if (why == SC_syn_refused || why == SC_replay_refused)
 		server_note_refusal(s, v->family, pkt_src(p->data, v));
 	/* A flood passes here: format the address only when it will be shown. */
-	if (log_getlevel() >= LOG_DEBUG)
-		log_peer(&s->rl, s->mono, LOG_DEBUG, "refused SYN from %s port %u to port %u: %s",
-			 addr_str(v, pkt_src(p->data, v), src, sizeof(src)), v->sport, v->dport,
-			 server_counter_name(why));
+	if (log_getlevel() >= LOG_DEBUG) {
+		addr_str(v, pkt_src(p->data, v), src, sizeof(src));
+		log_peer_event(&s->rl, s->mono, LOG_DEBUG,
+			       &(struct log_event){ LOG_EV_KNOCK_REFUSED, src, v->dport, NULL },
+			       "refused SYN from %s port %u to port %u: %s", src, v->sport, v->dport,
+			       server_counter_name(why));
+	}
 	mimic_closed_port(s, q, p, v, &s->conf->protect[pi]);
 }
 
@@ -342,8 +349,11 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		s->cnt.c[SC_syn_nonce]++;
 	s->cnt.port_accepted[pi]++;
 	s->cnt.key_accepted[matched]++;
-	log_peer(&s->rl, s->mono, LOG_INFO, "knock from %s port %u to port %u accepted with key \"%s\"",
-		 addr_str(v, src, a, sizeof(a)), v->sport, v->dport, c->keys[matched].name);
+	addr_str(v, src, a, sizeof(a));
+	log_peer_event(&s->rl, s->mono, LOG_INFO,
+		       &(struct log_event){ LOG_EV_KNOCK_ACCEPTED, a, v->dport, c->keys[matched].name },
+		       "knock from %s port %u to port %u accepted with key \"%s\"", a, v->sport,
+		       v->dport, c->keys[matched].name);
 }
 
 /*

@@ -47,14 +47,16 @@ row() {
 }
 
 rows() {
-	row "check-firewall flush genkey hide invite metrics print-rules status" knockgw ""
+	row "check-firewall flush genkey hide invite metrics print-rules revoke status" knockgw ""
 	row "check-firewall" knockgw che
 	row "print-rules" knockgw pr
 	row "--help --version" knockgw --
 	row "-c -f -h -n -v --help --version" knockgw -
 	row "native knock" knockgw invite alice --mode ""
 	row "native" knockgw invite alice --mode n
-	row "--dst --port --mode --integrity-len --keys-dir --show-key -h --help" knockgw invite alice -
+	row "--dst --port --mode --integrity-len --keys-dir --show-key -c --apply -h --help" knockgw invite alice -
+	row "-c --apply --remove-key -h --help" knockgw revoke alice -
+	row "revoke" knockgw rev
 	row "--json" knockgw status --j
 	row "-c -h --help" knockgw flush -
 	row "-c -h --help" knockgw check-firewall -

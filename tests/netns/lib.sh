@@ -24,6 +24,9 @@ set -eu
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=$(cd "$TOP" && cd "${BUILD:-build}" && pwd)
 KNOCKGW=$BUILD/knockgw
+# Tools make deps unpacks rather than installs (promtool, fail2ban-regex):
+# after the system's own, when it has them.
+PATH=$PATH:$BUILD/deps/bin
 KC=$BUILD/knock-connect
 PROBER="python3 $TOP/tests/netns/prober.py"
 MITM="python3 $TOP/tests/netns/mitm.py"
@@ -629,4 +632,13 @@ nmap_same() {
 		not_ok "$1: $ns_p is '$ns_22', $ns_c is '$ns_23'"
 		cat "$2"
 	fi
+}
+
+# fail2ban_etc: fail2ban's configuration directory (filter.d/common.conf and
+# the rest), the system's or the one make deps unpacked.
+fail2ban_etc() {
+	for fe_d in /etc/fail2ban "$BUILD/deps/fail2ban/etc/fail2ban"; do
+		[ -f "$fe_d/filter.d/common.conf" ] && { echo "$fe_d"; return 0; }
+	done
+	return 1
 }

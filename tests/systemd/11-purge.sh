@@ -1,6 +1,7 @@
 # 11 purge: `dpkg --purge knockgw` stops the daemon and removes its table
-# (the ports are as their services make them again), its configuration,
-# its saved state and the unit's enabling; the administrator's key stays.
+# (the ports are as their services make them again), its configuration
+# (and the knockgw.conf.bak 04's invite and revoke left), its saved state
+# and the unit's enabling; the administrator's key stays.
 # shellcheck shell=sh disable=SC2016
 ct dpkg --purge knockgw </dev/null >"$TMP/dpkg-purge.log" 2>&1
 rc=$?

@@ -3,9 +3,11 @@
 # systemd-nspawn from an overlay of this machine's / (tests/systemd/lib.sh),
 # driven with systemctl, and probed over a veth from a network namespace of
 # the test.  The scenarios (tests/systemd/NN-*.sh, in order): install the
-# package, enable and start, reload, key rotation, restart under a SYN
-# flood, the watchdog, stop, the metrics timer, reboots with a good, a
-# broken configuration and a broken key file, purge.
+# package, enable and start, reload, key rotation, a user added and
+# revoked (invite/revoke --apply) with the journal's fields of its knock
+# and of a guessing source, restart under a SYN flood, the watchdog, stop,
+# the metrics timer, reboots with a good, a broken configuration and a
+# broken key file, purge.
 #   1. builds the package (make deb, without its build-time tests), unless
 #      KGW_DEB names one to test;
 #   2. runs tests/systemd/suite.sh in a mount namespace of its own, so that

@@ -46,6 +46,8 @@ struct parse_row {
 	const char *name, *dst, *mode, *dir;
 	unsigned port, ilen;
 	bool show;
+	bool apply;
+	const char *conf;
 };
 
 /* A usage error; --help. */
@@ -54,14 +56,16 @@ struct parse_row {
 
 static const struct parse_row parses[] = {
 	{ { "alice", "--dst", "192.0.2.2" }, INVITE_RUN, "alice", "192.0.2.2", "native",
-	  INVITE_KEYS_DIR, 22, 0, false },
+	  INVITE_KEYS_DIR, 22, 0, false, false, NULL },
 	{ { "--dst", "2001:db8::2", "bob", "--port", "2222", "--mode", "knock", "--integrity-len",
 	    "21", "--keys-dir", "/tmp/k", "--show-key" },
-	  INVITE_RUN, "bob", "2001:db8::2", "knock", "/tmp/k", 2222, 21, true },
+	  INVITE_RUN, "bob", "2001:db8::2", "knock", "/tmp/k", 2222, 21, true, false, NULL },
 	{ { "a", "--dst=192.0.2.2", "--port=65535", "--integrity-len=2048" }, INVITE_RUN, "a",
-	  "192.0.2.2", "native", INVITE_KEYS_DIR, 65535, 2048, false },
+	  "192.0.2.2", "native", INVITE_KEYS_DIR, 65535, 2048, false, false, NULL },
 	{ { "a", "--dst", "192.0.2.2", "--integrity-len", "0" }, INVITE_RUN, "a", "192.0.2.2",
-	  "native", INVITE_KEYS_DIR, 22, 0, false },
+	  "native", INVITE_KEYS_DIR, 22, 0, false, false, NULL },
+	{ { "a", "--dst", "192.0.2.2", "--apply", "-c", "/srv/k.conf" }, INVITE_RUN, "a", "192.0.2.2",
+	  "native", INVITE_KEYS_DIR, 22, 0, false, true, "/srv/k.conf" },
 	H("--help"),
 	H("-h", "alice"),
 	H("alice", "--dst", "192.0.2.2", "-h"),
@@ -91,6 +95,8 @@ static const struct parse_row parses[] = {
 	U("a", "--dst", "192.0.2.2", "--bogus"),
 	U("a", "--dst", "192.0.2.2", "-x"),
 	U("a", "--dst", "192.0.2.2", "--show-key=yes"),
+	U("a", "--dst", "192.0.2.2", "--apply=yes"),
+	U("a", "--dst", "192.0.2.2", "-c"),
 };
 
 /* invite_print: text that must appear, and text that must not. */
@@ -104,7 +110,7 @@ struct print_row {
 
 static const struct print_row prints[] = {
 	{ "plain native",
-	  { "alice", "192.0.2.2", 22, "native", 0, INVITE_KEYS_DIR, false }, NULL,
+	  { "alice", "192.0.2.2", 22, "native", 0, INVITE_KEYS_DIR, false, false, NULL, false, 0 }, NULL,
 	  { "# === server: /etc/knockgw/knockgw.conf\n"
 	    "# Where the file has a keys list",
 	    "keys = (\n\t{ name = \"alice\"; file = \"" PATH "\"; }\n);\n"
@@ -116,26 +122,32 @@ static const struct print_row prints[] = {
 	    "Host 192.0.2.2\n\tPort 22\n" },
 	  { "ProxyCommand", "integrity_len", "Zm9v" } },
 	{ "the key is never there unless asked for",
-	  { "alice", "192.0.2.2", 22, "native", 0, INVITE_KEYS_DIR, false }, KEY,
+	  { "alice", "192.0.2.2", 22, "native", 0, INVITE_KEYS_DIR, false, false, NULL, false, 0 }, KEY,
 	  { "mkdir -p /etc/knockgw/keys &&" }, { "Zm9v" } },
 	{ "--show-key: the key line, and no copy command",
-	  { "alice", "192.0.2.2", 22, "native", 0, INVITE_KEYS_DIR, true }, KEY,
+	  { "alice", "192.0.2.2", 22, "native", 0, INVITE_KEYS_DIR, true, false, NULL, false, 0 }, KEY,
 	  { "# === client: " PATH "\n", "\n" KEY "\n# === client: /etc/knockgw/knockgw.conf" },
 	  { "ssh root@CLIENT" } },
 	{ "--show-key with a line without its newline",
-	  { "alice", "192.0.2.2", 22, "native", 0, INVITE_KEYS_DIR, true },
+	  { "alice", "192.0.2.2", 22, "native", 0, INVITE_KEYS_DIR, true, false, NULL, false, 0 },
 	  "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE=",
 	  { "\nZm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE=\n\n# === client:" }, { NULL } },
 	{ "integrity, knock mode, IPv6, another port",
-	  { "bob", "2001:db8::2", 2222, "knock", 21, "/srv/k", false }, NULL,
+	  { "bob", "2001:db8::2", 2222, "knock", 21, "/srv/k", false, false, NULL, false, 0 }, NULL,
 	  { "protect = (\n\t{ port = 2222; mode = \"knock\"; keys = [ \"bob\" ]; integrity_len = 21; }\n",
 	    "knock = (\n\t{ dst = \"2001:db8::2\"; port = 2222; mode = \"knock\"; key = \"bob\"; "
 	    "integrity_len = 21; }\n",
 	    "Host 2001:db8::2\n\tPort 2222\n\tProxyCommand knock-connect %h %p\n",
 	    "protect entry for port 2222, add \"bob\"",
 	    "# === client: /srv/k/bob.key\n", "mkdir -p /srv/k &&" }, { NULL } },
+	{ "the server entry's window goes to the client's knock",
+	  { "alice", "192.0.2.2", 22, "native", 0, INVITE_KEYS_DIR, false, true, NULL, true, 60 }, NULL,
+	  { "key = \"alice\"; window = 60; }\n" }, { NULL } },
+	{ "a window is native mode's only",
+	  { "alice", "192.0.2.2", 22, "knock", 0, INVITE_KEYS_DIR, false, true, NULL, true, 60 }, NULL,
+	  { "key = \"alice\"; }\n" }, { "window" } },
 	{ "a key in /",
-	  { "k", "192.0.2.2", 22, "native", 0, "/", false }, NULL, { "mkdir -p / && cat > /k.key'" }, { NULL } },
+	  { "k", "192.0.2.2", 22, "native", 0, "/", false, false, NULL, false, 0 }, NULL, { "mkdir -p / && cat > /k.key'" }, { NULL } },
 };
 
 static void test_names(void)
@@ -168,6 +180,9 @@ static void test_parse(void)
 		CHECK_EQ_U(a.port, t->port, "row %zu port", i);
 		CHECK_EQ_U(a.integrity_len, t->ilen, "row %zu integrity_len", i);
 		CHECK(a.show_key == t->show, "row %zu show_key", i);
+		CHECK(a.apply == t->apply, "row %zu apply", i);
+		CHECK((!a.conf && !t->conf) || (a.conf && t->conf && strcmp(a.conf, t->conf) == 0),
+		      "row %zu conf", i);
 	}
 }
 
