@@ -134,6 +134,8 @@ static void accept_id(const struct server *s, struct nfqueue *q, uint32_t id, ui
 /* Every held packet of pf gets its verdict: passed (in order) or dropped. */
 static void unhold(struct server *s, struct nfqueue *q, struct pending_flow *pf, bool ok)
 {
+	/* Held segments wait in the data queue, whichever packet ends them. */
+	q = server_hold_q(s, q);
 	if (ok) {
 		/* The client's in sequence order first, then the service's. */
 		for (size_t i = 1; i < pf->nheld; i++) {
@@ -194,6 +196,7 @@ static void end_flow(struct server *s, struct nfqueue *q, struct flow_entry *fe,
 	if (fail) {
 		/* Verdicts first: the aborted socket must find nothing left to read. */
 		nfqueue_flush(q);
+		nfqueue_flush(server_hold_q(s, q));
 		abort_connection(s, pf->family, pf->local, pf->lport, pf->remote, pf->rport, p, v);
 	}
 	holdacct_flow_del(&s->acct, pf->family, pf->remote, 0);
@@ -387,6 +390,14 @@ static void check_bytes(struct server *s, struct nfqueue *q, struct flow_entry *
 	fe->expires = s->mono + s->conf->integrity_timeout;
 }
 
+bool pending_knows(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v)
+{
+	struct flow_key k;
+
+	flow_key_client(&k, v, p->data);
+	return flow_lookup(&s->pending, &k) != NULL;
+}
+
 void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
 		    const struct pkt_view *v, int pi)
 {
@@ -565,7 +576,7 @@ static void expire_one(struct flow_entry *fe, void *arg)
 		x->s->cnt.c[pf->state == PF_VERIFIED && x->why == SC_integ_timeout ?
 				    SC_integ_unacked : x->why]++;
 		unhold(x->s, x->q, pf, false);
-		nfqueue_flush(x->q);
+		nfqueue_flush(server_hold_q(x->s, x->q));
 		abort_connection(x->s, pf->family, pf->local, pf->lport, pf->remote, pf->rport,
 				 NULL, NULL);
 	}
