@@ -17,7 +17,7 @@ void kc_usage(FILE *f)
 	fprintf(f,
 		"usage: knock-connect [-c FILE] [-s SOCKET] [-w SECONDS] HOST PORT\n"
 		"       knock-connect isn --mode knock|native (--secret TEXT | --key-file FILE) "
-		"--dst ADDR --port N [--tsval N] [--integrity-len N --payload-file FILE] "
+		"--dst ADDR --port N [--tsval N | --nonce N] [--integrity-len N --payload-file FILE] "
 		"[--time UNIX_SECONDS] [--window N]\n"
 		"       knock-connect --help | --version\n"
 		"\n"
@@ -28,7 +28,8 @@ void kc_usage(FILE *f)
 		"  -s SOCKET   knockgw's control socket (default: " KC_DEFAULT_SOCKET ")\n"
 		"  -w SECONDS  connect timeout (default: %d)\n"
 		"  -h, --help  this text;  --version  the version\n"
-		"isn: --integrity-len is 1..%d, the daemon's limit.\n"
+		"isn: --integrity-len is 1..%d, the daemon's limit; --nonce 0..255 gives the nonce\n"
+		"form of a native knock for a SYN without a TCP timestamp.\n"
 		"Exit status: %d relay ended cleanly, %d error, %d usage, %d knockgw is not running,\n"
 		"%d no knock is configured for HOST PORT, %d connection refused, %d timed out.\n",
 		KC_DEFAULT_WAIT, KC_INTEG_MAX, KC_OK, KC_ERROR, KC_USAGE, KC_NO_DAEMON,

@@ -49,15 +49,15 @@ static int read_prefix(const char *path, uint8_t *buf, size_t n)
 
 struct isn_args {
 	const char *mode, *secret, *key_file, *dst, *payload_file;
-	uint64_t port, tsval, integrity_len, time, window;
-	bool have_port, have_time;
+	uint64_t port, tsval, integrity_len, time, window, nonce;
+	bool have_port, have_time, have_tsval, have_nonce;
 };
 
 /* 0, KC_PARSE_HELP (usage printed), or -EINVAL (said why on stderr). */
 static int isn_parse_args(int argc, char **argv, struct isn_args *a)
 {
 	enum { O_MODE = 1, O_SECRET, O_KEYFILE, O_DST, O_PORT, O_TSVAL, O_ILEN, O_PAYLOAD,
-	       O_TIME, O_WINDOW, O_HELP };
+	       O_TIME, O_WINDOW, O_NONCE, O_HELP };
 	static const struct option opts[] = {
 		{ "mode", required_argument, NULL, O_MODE },
 		{ "secret", required_argument, NULL, O_SECRET },
@@ -69,6 +69,7 @@ static int isn_parse_args(int argc, char **argv, struct isn_args *a)
 		{ "payload-file", required_argument, NULL, O_PAYLOAD },
 		{ "time", required_argument, NULL, O_TIME },
 		{ "window", required_argument, NULL, O_WINDOW },
+		{ "nonce", required_argument, NULL, O_NONCE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -98,6 +99,7 @@ static int isn_parse_args(int argc, char **argv, struct isn_args *a)
 			break;
 		case O_TSVAL:
 			r = kc_parse_number(optarg, UINT32_MAX, &a->tsval);
+			a->have_tsval = true;
 			break;
 		case O_ILEN:
 			r = kc_parse_number(optarg, UINT64_MAX, &a->integrity_len);
@@ -116,6 +118,10 @@ static int isn_parse_args(int argc, char **argv, struct isn_args *a)
 			break;
 		case O_WINDOW:
 			r = kc_parse_number(optarg, UINT32_MAX, &a->window);
+			break;
+		case O_NONCE:
+			r = kc_parse_number(optarg, ISN_NONCE_MASK, &a->nonce);
+			a->have_nonce = true;
 			break;
 		case O_HELP:
 			kc_usage(stdout);
@@ -185,6 +191,12 @@ int kc_cmd_isn(int argc, char **argv)
 		fprintf(stderr, "knock-connect: --integrity-len N (N > 0) and --payload-file go together\n");
 		return KC_USAGE;
 	}
+	/* The nonce form is the knock of a SYN that has no timestamp, auth only. */
+	if (a.have_nonce && (mode != KG_MODE_NATIVE || a.have_tsval || a.integrity_len)) {
+		fprintf(stderr, "knock-connect: --nonce is for mode \"native\" without --tsval and "
+				"--integrity-len (a SYN without a timestamp, auth only)\n");
+		return KC_USAGE;
+	}
 
 	/* Key bytes live in locked memory and are wiped on every path out. */
 	raw = sodium_malloc(KG_KEY_MAX);
@@ -235,8 +247,9 @@ int kc_cmd_isn(int argc, char **argv)
 		.family = family, .dst = dst, .port = (uint16_t)a.port, .tsval = (uint32_t)a.tsval,
 	};
 	uint64_t now = a.have_time ? a.time : (uint64_t)time(NULL);
-	uint32_t isn = isn_compute(key, mode, &in, isn_epoch(now, (uint32_t)a.window), payload,
-				   a.integrity_len);
+	uint64_t epoch = isn_epoch(now, (uint32_t)a.window);
+	uint32_t isn = a.have_nonce ? isn_native_nonce(key, &in, epoch, (uint8_t)a.nonce)
+				    : isn_compute(key, mode, &in, epoch, payload, a.integrity_len);
 	printf("%08" PRIx32 "\n", isn);
 	ret = KC_OK;
 out:

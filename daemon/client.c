@@ -67,13 +67,18 @@ int client_init(struct client *c, const struct conf *conf, struct ctnl *ct, stru
 	c->rs = rs;
 	c->intents = intents;
 	c->rl = (struct log_ratelimit){ .interval = 10, .burst = 20 };
-	return flow_init(&c->syns, conf->max_flows < MAX_PINNED ? conf->max_flows : MAX_PINNED,
-			 sizeof(struct pinned));
+	int r = flow_init(&c->syns, conf->max_flows < MAX_PINNED ? conf->max_flows : MAX_PINNED,
+			  sizeof(struct pinned));
+	/* After flow_init, which made sure libsodium is initialised. */
+	if (r == 0)
+		randombytes_buf(c->nonce_key, sizeof(c->nonce_key));
+	return r;
 }
 
 void client_free(struct client *c)
 {
 	flow_free(&c->syns);
+	sodium_memzero(c->nonce_key, sizeof(c->nonce_key));
 }
 
 /*
@@ -164,6 +169,22 @@ static int gateway_nat(struct ct_flow *f)
 	return gwnat_source(f->family, f->dst, f->snat_addr);
 }
 
+/*
+ * The nonce of a SYN without a timestamp (native auth-only knocks: verify.h):
+ * a keyed hash of its flow and kernel ISN, so two connections get unrelated
+ * nonces and a retransmission (same flow, same kernel ISN) the same one
+ * even when no pin is left for it.
+ */
+static uint8_t syn_nonce(const struct client *c, const struct flow_key *fk, uint32_t kernel_isn)
+{
+	uint8_t m[sizeof(fk->b) + 4], h[crypto_shorthash_BYTES];
+
+	memcpy(m, fk->b, sizeof(fk->b));
+	put_be32(m + sizeof(fk->b), kernel_isn);
+	crypto_shorthash(h, m, sizeof(m), c->nonce_key);
+	return h[0];
+}
+
 /* A verdict without a new packet; a routed SYN goes on without our code. */
 static void syn_verdict(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p,
 			bool routed, enum nfqueue_verdict verdict)
@@ -222,8 +243,18 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 		}
 		struct isn_input in = { .family = v->family, .dst = dst, .port = v->dport,
 					.tsval = tsval };
-		knock_isn = isn_compute(&conf->keyring.keys[k->key], k->mode, &in,
-					isn_epoch(c->wall, k->window), payload, plen);
+		const struct kg_key *key = &conf->keyring.keys[k->key];
+		uint64_t epoch = isn_epoch(c->wall, k->window);
+
+		/*
+		 * Without a timestamp a native knock takes the nonce form: two
+		 * such clients (or connections) are then two knocks, not one
+		 * the server would take for a replay.
+		 */
+		if (k->mode == KG_MODE_NATIVE && !v->has_ts && !k->integrity_len)
+			knock_isn = isn_native_nonce(key, &in, epoch, syn_nonce(c, &fk, v->seq));
+		else
+			knock_isn = isn_compute(key, k->mode, &in, epoch, payload, plen);
 		sodium_memzero(payload, sizeof(payload));
 	}
 

@@ -53,6 +53,7 @@ struct client {
 	struct rawsock *rs;
 	struct intent_table *intents;	/* shared with the control socket */
 	struct flowtable syns;		/* recent SYNs: pins retransmissions */
+	uint8_t nonce_key[16];		/* the nonce of SYNs without a timestamp */
 	uint64_t mono, wall;		/* seconds; set by the caller */
 	uint64_t cnt[CC_MAX];
 	struct log_ratelimit rl;

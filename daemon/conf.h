@@ -49,11 +49,14 @@
  *                 addresses [all] = [ "addr" or "addr/len", ... ];
  *                 forward [false] (true needs addresses: routed hosts);
  *                 public [none] = [ "addr", "IPv4:port" or "[IPv6]:port", ... ]
- *                 (at most 16, no duplicates; an address alone: the entry's port); }, ... )
+ *                 (at most 16, no duplicates; an address alone: the entry's port);
+ *                 timestamps ["optional"] optional|required; }, ... )
  *   knock   = ( { dst "addr" or "addr/len"; port; mode; key "name";
  *                 integrity_len [0]; window [30] (native only);
  *                 from [none] = [ "addr/len", ... ] (1..16, no two overlapping,
- *                 at least one of dst's family; integrity_len 0 only); }, ... )
+ *                 at least one of dst's family; integrity_len 0 only);
+ *                 from_interfaces [none: the reverse path] = [ "name", ... ]
+ *                 (1..16 interface names, no duplicates; needs from); }, ... )
  */
 #ifndef KNOCKGW_CONF_H
 #define KNOCKGW_CONF_H
@@ -76,6 +79,8 @@ enum {
 	CONF_MAX_ENTRY_KEYS = 16,
 	CONF_MAX_ADDRS = 16,
 	CONF_MAX_FROM = 16,		/* source prefixes a knock entry knocks for */
+	CONF_MAX_FROM_IFACES = 16,	/* interfaces such SYNs may arrive on */
+	CONF_IFNAME_MAX = 16,		/* IFNAMSIZ: 15 characters and NUL */
 	CONF_MAX_PUBLIC = MATCH_MAX_PUBLIC,	/* public destinations of a protect entry */
 	CONF_MAX_ERRORS = 32,
 	CONF_ERR_LEN = 512,
@@ -109,6 +114,13 @@ enum conf_qset { QSET_SYN, QSET_PROBE, QSET_DATA, QSET_MAX };
  * them).
  */
 enum on_stop { ON_STOP_HIDE, ON_STOP_OPEN };
+/*
+ * SYNs without a TCP timestamp option under a protect entry: "optional"
+ * verifies them (native mode also in the nonce form, verify.h; knock mode
+ * without replay protection, since every such knock is the same ISN), and
+ * "required" refuses them, so that every knock carries its full MAC.
+ */
+enum timestamps { TIMESTAMPS_OPTIONAL, TIMESTAMPS_REQUIRED };
 
 /*
  * The lines of the settings conf_validate() quotes, recorded by the loader
@@ -120,7 +132,7 @@ enum conf_line {
 	CL_ON_STOP, CL_REFUSE_PORT, CL_MAX
 };
 enum entry_line { EL_NONE, EL_PORT, EL_KEYS, EL_INTEGRITY_LEN, EL_WINDOW, EL_REPLAY_TTL, EL_DST,
-		  EL_KEY, EL_FORWARD, EL_FROM, EL_MAX };
+		  EL_KEY, EL_FORWARD, EL_FROM, EL_FROM_IFACES, EL_MAX };
 
 struct conf_key {
 	char name[CONF_NAME_MAX];
@@ -153,6 +165,7 @@ struct conf_protect {
 	size_t naddrs;			/* 0 = every local address */
 	struct prefix addrs[CONF_MAX_ADDRS];
 	bool forward;			/* addrs are hosts this one routes to */
+	enum timestamps timestamps;	/* SYNs without a TCP timestamp option */
 	size_t npublic;			/* 0: knocks for the packet's own destination only */
 	struct conf_public pub[CONF_MAX_PUBLIC];
 	bool has_window;		/* "window" was written (knock mode rejects it) */
@@ -175,6 +188,14 @@ struct conf_knock {
 	 */
 	size_t nfrom;
 	struct prefix from[CONF_MAX_FROM];
+	/*
+	 * Where such SYNs may arrive: these interfaces (by name), or, with
+	 * none given, the one this host routes their source through (a
+	 * reverse-path check).  Any other `from` SYN is dropped: a forged
+	 * source from elsewhere gets no knock.
+	 */
+	size_t nifaces;
+	char ifaces[CONF_MAX_FROM_IFACES][CONF_IFNAME_MAX];
 	int lines[EL_MAX];		/* enum entry_line */
 };
 

@@ -29,6 +29,7 @@ enum {
 /* Words are stored as 32-bit values (store_uint in conf_walk.c). */
 _Static_assert(sizeof(enum kg_mode) == 4 && sizeof(enum on_fail) == 4 &&
 		       sizeof(enum translate) == 4 && sizeof(enum closed_ports) == 4 &&
+		       sizeof(enum timestamps) == 4 &&
 		       sizeof(int) == 4,
 	       "words are stored as 32-bit values");
 _Static_assert(sizeof(((struct conf *)0)->control_socket) ==
@@ -56,6 +57,9 @@ static const struct word closed_words[] = {
 };
 static const struct word on_stop_words[] = {
 	{ "hide", ON_STOP_HIDE }, { "open", ON_STOP_OPEN }, { NULL, 0 },
+};
+static const struct word timestamps_words[] = {
+	{ "optional", TIMESTAMPS_OPTIONAL }, { "required", TIMESTAMPS_REQUIRED }, { NULL, 0 },
 };
 static const struct word log_words[] = {
 	{ "debug", LOG_DEBUG }, { "info", LOG_INFO }, { "notice", LOG_NOTICE },
@@ -273,6 +277,48 @@ static bool store_from(struct loader *ld, const config_setting_t *arr, const cha
 	return ok;
 }
 
+/*
+ * The interfaces a gateway's `from` SYNs may arrive on: names as the kernel
+ * allows them (1..15 characters, here of A-Z a-z 0-9 _ . -), at most
+ * CONF_MAX_FROM_IFACES, no duplicates, each reported at its own line.
+ */
+static bool store_from_ifaces(struct loader *ld, const config_setting_t *arr, const char *str,
+			      void *obj)
+{
+	struct conf_knock *k = obj;
+	size_t n = (size_t)config_setting_length(arr);
+	bool ok = true;
+
+	(void)str;
+	if (n > CONF_MAX_FROM_IFACES) {
+		lerr(ld, arr, "knock entry has %zu from_interfaces; at most %d", n,
+		     CONF_MAX_FROM_IFACES);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(arr, (unsigned)i);
+		const char *name = config_setting_get_string(e);
+
+		if (!conf_name_ok(name, CONF_IFNAME_MAX - 1, "_.-") || strcmp(name, ".") == 0 ||
+		    strcmp(name, "..") == 0) {
+			lerr(ld, e, "from_interfaces \"%s\" is no interface name (1..%d characters "
+				    "of A-Z a-z 0-9 _ . -)", name, CONF_IFNAME_MAX - 1);
+			ok = false;
+			continue;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(k->ifaces[j], name) == 0) {
+				lerr(ld, e, "from_interfaces names \"%s\" twice", name);
+				ok = false;
+				break;
+			}
+		}
+		snprintf(k->ifaces[i], sizeof(k->ifaces[i]), "%s", name);
+	}
+	k->nifaces = n;
+	return ok;
+}
+
 static bool store_key_ref(struct loader *ld, const config_setting_t *s, const char *str,
 			  void *obj)
 {
@@ -337,6 +383,7 @@ static const struct srow protect_rows[] = {
 	{ "addresses", .type = ST_STRINGS, .store = store_addresses },
 	{ "forward", BOOL(struct conf_protect, forward), .line = EL_FORWARD },
 	{ "public", .type = ST_STRINGS, .store = store_public },
+	{ "timestamps", WORD(struct conf_protect, timestamps, timestamps_words) },
 	END,
 };
 
@@ -349,6 +396,8 @@ static const struct srow knock_rows[] = {
 	  .line = EL_INTEGRITY_LEN },
 	{ "window", INT(struct conf_knock, window, 0, 86400), .line = EL_WINDOW },
 	{ "from", .type = ST_STRINGS, .store = store_from, .line = EL_FROM },
+	{ "from_interfaces", .type = ST_STRINGS, .store = store_from_ifaces,
+	  .line = EL_FROM_IFACES },
 	END,
 };
 

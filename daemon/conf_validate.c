@@ -265,6 +265,9 @@ static void validate_from(struct vctx *v, const struct conf_knock *k)
 	int line = at(k->lines[EL_FROM], k->line);
 	bool family = false;
 
+	if (k->nifaces && n == 0)
+		verr(v, at(k->lines[EL_FROM_IFACES], k->line),
+		     "from_interfaces needs from: it says where from's SYNs arrive");
 	if (n == 0)
 		return;
 	if (k->integrity_len)

@@ -514,6 +514,7 @@ int daemon_run(struct knockgw *kg)
 		goto out;
 	log_info("ready: %zu protected port(s), %zu knock destination(s), %u queue(s) from %u",
 		 kg->conf->nprotect, kg->conf->nknock, kg->workers.n, kg->conf->queue_num);
+	tablelife_save(kg->conf, kg->state_dir);
 	daemon_notify(kg, "READY=1");
 	daemon_arm_timer(kg->status_timer, STATUS_EVERY_MS, STATUS_EVERY_MS);
 	if (kg->table_installed)

@@ -14,9 +14,11 @@
  *     or failed (a failure stops the daemon with status 1);
  *   - timers: STATUS= for systemd, the table check, the watchdog, and the
  *     deadline of a configuration switch.
- * Nothing polls at an interval.  On stop the table is removed (or, after a
- * queue failed, kept: see daemon.c), the threads are joined, the counters
- * logged and the keys wiped.  The process does not fork (Type=notify).
+ * Nothing polls at an interval.  Each successful start and reload saves
+ * the hiding state in the unit's state directory (tablelife_save()).  On
+ * stop the table is left hiding or removed (on_stop; after a queue failed,
+ * kept: see daemon.c), the threads are joined, the counters logged and
+ * the keys wiped.  The process does not fork (Type=notify).
  *
  * The signals are blocked in every thread (signalfd takes them): there are
  * no global variables.
@@ -52,6 +54,7 @@ struct reload_state {
 struct knockgw {
 	struct conf *conf;		/* active: the table, ctl and status use it */
 	const char *conf_path;
+	const char *state_dir;		/* the unit's state directory; NULL: none (hidestate.h) */
 	struct retired_conf *retired;	/* replaced, maybe still held by a worker */
 	struct reload_state reload;
 	enum nft_queue_kind queue_kind;

@@ -6,6 +6,7 @@
  *   knockgw print-rules [-c FILE]      print the nft ruleset it would install
  *   knockgw status [-c FILE] [--json]  counters and flows of the running daemon
  *   knockgw flush [-c FILE]            remove the table a stopped daemon left
+ *   knockgw hide [-s STATE]            the saved hiding table, when none is in place
  *   knockgw invite NAME --dst HOST ... a new key and the configuration for it
  *   knockgw metrics [-c FILE] [-o FILE] the counters for Prometheus (metricscmd.h)
  *   knockgw --help | --version
@@ -14,8 +15,8 @@
  * Every command takes -h/--help (stdout, exit 0); a usage error says why on
  * stderr and exits 2 (cli.h).  Running the daemon is daemon.h; the queue
  * threads are workers.h; the counters and their views are stats.h; invite
- * is invite.h and keywrite.h.  Without -f the daemon logs to syslog; it
- * does not fork (systemd Type=notify).
+ * is invite.h and keywrite.h; hide is hidecmd.h.  Without -f the daemon
+ * logs to syslog; it does not fork (systemd Type=notify).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -37,6 +38,8 @@
 #include "ctlask.h"
 #include "ctlclient.h"
 #include "daemon.h"
+#include "hidecmd.h"
+#include "hidestate.h"
 #include "invite.h"
 #include "keys.h"
 #include "keywrite.h"
@@ -47,8 +50,8 @@
 
 #define DEFAULT_CONF "/etc/knockgw/knockgw.conf"
 
-enum { CMD_DAEMON, CMD_GENKEY, CMD_PRINT_RULES, CMD_STATUS, CMD_FLUSH, CMD_INVITE, CMD_METRICS,
-       CMD_COUNT };
+enum { CMD_DAEMON, CMD_GENKEY, CMD_PRINT_RULES, CMD_STATUS, CMD_FLUSH, CMD_HIDE, CMD_INVITE,
+       CMD_METRICS, CMD_COUNT };
 
 /* One line per command in --help; each command's own --help repeats its line. */
 struct command {
@@ -407,6 +410,9 @@ static int cmd_daemon(int argc, char **argv)
 	}
 	kg->conf = conf;
 	kg->conf_path = conf_path;
+	/* Saved only under the unit, which gives the directory (StateDirectory=). */
+	char state_dir[PATH_MAX];
+	kg->state_dir = hidestate_dir(state_dir, sizeof(state_dir), NULL);
 	kg->verbose = verbose > 0;
 	int ret = daemon_run(kg);
 	daemon_free_conf(kg->conf);
@@ -429,6 +435,10 @@ static const struct command commands[CMD_COUNT] = {
 			 "Print the running daemon's state and counters.", cmd_status },
 	[CMD_FLUSH] = { "flush", "flush [-c FILE]",
 			"Remove the table a stopped daemon left to hide its ports.", cmd_flush },
+	[CMD_HIDE] = { "hide", "hide [-s STATE]",
+		       "Install the hiding table the daemon's last good start saved, unless a\n"
+		       "table is in place (knockgw.service runs it before every start).",
+		       hide_main },
 	[CMD_INVITE] = { "invite", INVITE_SYNOPSIS,
 			 "Write a new key and print the configuration a client and this server need.",
 			 cmd_invite },

@@ -13,6 +13,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/x_tables.h>
 #include <linux/netfilter/xt_NFQUEUE.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +180,33 @@ static void x_fib_local_op(struct nftnl_rule *r, uint32_t op)
 	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
 	nftnl_rule_add_expr(r, e);
 	x_cmp(r, op, &local, sizeof(local));
+}
+
+/*
+ * fib saddr . iif oif missing: no route back to the source leaves through
+ * the interface the packet came in on (the strict reverse-path test).
+ */
+static void x_fib_rpf_missing(struct nftnl_rule *r)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("fib");
+	uint32_t missing = 0;	/* a whole register, as nft compares it */
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS,
+			   NFTA_FIB_F_SADDR | NFTA_FIB_F_IIF | NFTA_FIB_F_PRESENT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_OIF);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	x_cmp(r, NFT_CMP_EQ, &missing, sizeof(missing));
+}
+
+/* iifname NAME: the interface's name, zero-padded as the kernel keeps it. */
+static void x_iifname(struct nftnl_rule *r, const char *name)
+{
+	char buf[IFNAMSIZ] = { 0 };
+
+	snprintf(buf, sizeof(buf), "%s", name);
+	x_key(r, KEY_META, NFT_META_IIFNAME, false);
+	x_cmp(r, NFT_CMP_EQ, buf, sizeof(buf));
 }
 
 static void x_fib_local(struct nftnl_rule *r)
@@ -508,12 +536,22 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		/* FWD tells the daemon it is a routed SYN, not the server's. */
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
 		x_fib_local_op(r, NFT_CMP_NEQ);
+		if (ru->iif)
+			x_iifname(r, ru->iif);
 		x_set_code(r, m, m->fwd);
 		x_counter(r);
 		x_queue(r, p, kind, ru, false);
 		break;
 	case RK_PROBE_SKIP:
 		x_verdict(r, NFT_RETURN);
+		break;
+	case RK_CLIENT_FWD_SPOOF:
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		x_fib_local_op(r, NFT_CMP_NEQ);
+		if (ru->rpf)
+			x_fib_rpf_missing(r);
+		x_counter(r);
+		x_verdict(r, NF_DROP);
 		break;
 	case RK_CLIENT_OUT:
 	case RK_CLIENT_IN:

@@ -108,7 +108,14 @@
  *     chain prerouting_raw {  type filter hook prerouting priority -300;
  *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
  *                   fib daddr type != local       (routed: not to this host)
- *                   meta mark set mark & ~MASK | FWD  queue SYN }
+ *                   fib saddr . iif oif missing  drop
+ *                                 (it did not come the way F is routed: forged)
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
+ *                   fib daddr type != local
+ *                   meta mark set mark & ~MASK | FWD  queue SYN
+ *       or, with from_interfaces = [ I, ... ] (asymmetric routes):
+ *         ... fib daddr type != local iifname I  meta mark ... queue SYN   (per I)
+ *         ... fib daddr type != local  drop }
  *     and with translate = "user" (routed packets pass neither output nor
  *     input; forward sees both ways, after conntrack and before SNAT, with
  *     the answers' destination already back to the LAN host's):
@@ -311,7 +318,43 @@ static void plan_client(struct nftplan *p, enum nftplan_kind k, enum nftplan_cha
 				    .entry_line = e->line });
 }
 
-/* Gateway client role: one rule per `from` prefix of dst's family. */
+/*
+ * Gateway client role: the routed SYNs of each `from` prefix of dst's
+ * family are knocked only where they may arrive, on the interface this host
+ * routes their source through or on one of the entry's from_interfaces;
+ * any other is dropped, so a forged `from` source gets no knock (the drop
+ * rule counts it).
+ */
+static void plan_gateway_syn(struct nftplan *p, const struct conf_knock *e)
+{
+	for (size_t i = 0; i < e->nfrom && i < CONF_MAX_FROM; i++) {
+		struct nftplan_rule ru = { .chain = CH_PREROUTING_RAW, .port = e->port,
+					   .addr = &e->dst, .from = &e->from[i],
+					   .qset = QSET_SYN, .entry_line = e->line };
+
+		if (e->from[i].family != e->dst.family)
+			continue;
+		if (e->nifaces == 0) {
+			ru.kind = RK_CLIENT_FWD_SPOOF;
+			ru.rpf = true;
+			plan_push(p, ru);
+			ru.kind = RK_CLIENT_FWD_SYN;
+			ru.rpf = false;
+			plan_push(p, ru);
+			continue;
+		}
+		ru.kind = RK_CLIENT_FWD_SYN;
+		for (size_t j = 0; j < e->nifaces && j < CONF_MAX_FROM_IFACES; j++) {
+			ru.iif = e->ifaces[j];
+			plan_push(p, ru);
+		}
+		ru.kind = RK_CLIENT_FWD_SPOOF;
+		ru.iif = NULL;
+		plan_push(p, ru);
+	}
+}
+
+/* Gateway client role, user path: one rule per `from` prefix of dst's family. */
 static void plan_gateway(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
 			 const struct conf_knock *e)
 {
@@ -530,7 +573,7 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 		const struct conf_knock *k = &c->knock[i];
 
 		plan_client(p, RK_CLIENT_SYN, CH_OUTPUT_RAW, k, false);
-		plan_gateway(p, RK_CLIENT_FWD_SYN, CH_PREROUTING_RAW, k);
+		plan_gateway_syn(p, k);
 		if (c->translate == TRANSLATE_USER) {
 			plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, k, false);
 			plan_client(p, RK_CLIENT_IN, CH_INPUT, k, true);

@@ -61,6 +61,7 @@ enum nftplan_kind {
 	RK_CLIENT_OUT,		/* user path: later outgoing packets of such flows */
 	RK_CLIENT_IN,		/* user path: their incoming packets (routed ones too) */
 	RK_CLIENT_FWD_SYN,	/* routed SYNs from a `from` prefix to a knock destination */
+	RK_CLIENT_FWD_SPOOF,	/* ... that arrived elsewhere than their source is routed: drop */
 	RK_CLIENT_FWD_OUT,	/* user path: later packets of those flows, going out */
 	RK_CLIENT_FWD_IN,	/* ... and their answers (addr is the source, from the destination) */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
@@ -77,6 +78,8 @@ struct nftplan_rule {
 	const struct prefix *addr;	/* NULL: any local address */
 	const struct prefix *from;	/* gateway rules: the LAN prefix (source going out) */
 	bool addr_is_src;		/* match addr as source (incoming client flows) */
+	const char *iif;		/* gateway SYN rules: the interface it arrived on */
+	bool rpf;			/* RK_CLIENT_FWD_SPOOF: its source is routed elsewhere */
 	bool local;			/* only to this host's own addresses (fib) */
 	bool forward;			/* a forward entry's: addr is a routed host */
 	bool bypass;			/* queue with bypass (a later rule answers) */

@@ -177,10 +177,15 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		print_queue(f, p, r, false);
 		break;
 	case RK_CLIENT_FWD_SYN:
-		fprintf(f, "tcp flags & (syn | ack) == syn fib daddr type != local "
-			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
-			keep, m->fwd);
+		fputs("tcp flags & (syn | ack) == syn fib daddr type != local ", f);
+		if (r->iif)
+			fprintf(f, "iifname \"%s\" ", r->iif);
+		fprintf(f, "meta mark set meta mark & 0x%08x | 0x%08x counter ", keep, m->fwd);
 		print_queue(f, p, r, false);
+		break;
+	case RK_CLIENT_FWD_SPOOF:
+		fprintf(f, "tcp flags & (syn | ack) == syn fib daddr type != local %scounter drop",
+			r->rpf ? "fib saddr . iif oif missing " : "");
 		break;
 	case RK_CLIENT_FWD_OUT:
 		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);
@@ -270,6 +275,8 @@ static const char *kind_name(enum nftplan_kind k)
 		return "client translation rule";
 	case RK_CLIENT_FWD_SYN:
 		return "gateway knock rule";
+	case RK_CLIENT_FWD_SPOOF:
+		return "gateway source-check rule (drops a from SYN that came from elsewhere)";
 	case RK_CLIENT_FWD_OUT:
 	case RK_CLIENT_FWD_IN:
 		return "gateway translation rule";

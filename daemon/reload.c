@@ -183,6 +183,7 @@ static void finish(struct knockgw *kg)
 		log_setlevel(c->log_level);
 	daemon_free_conf(old);	/* every thread has taken c (workers_reached): wiped now */
 	kg->reloads++;
+	tablelife_save(c, kg->state_dir);
 	log_info("reloaded: %zu protected port(s), %zu knock destination(s)", c->nprotect,
 		 c->nknock);
 	daemon_notify(kg, "READY=1");

@@ -52,13 +52,24 @@ static void guess_params_of(const struct conf *c, struct guess_params *ret)
 				      .penalty = c->guess_penalty };
 }
 
-/* ISN computations verifying a SYN against entry e takes (verify_syn). */
-static unsigned entry_calls(const struct conf_protect *e)
+/*
+ * MACs (ISN computations) verifying a SYN against entry e takes
+ * (verify_syn): per key and candidate destination, one per epoch, and
+ * without a timestamp in native mode (no integrity) the nonce form's too.
+ */
+static unsigned key_macs(const struct conf_protect *e, bool no_ts)
+{
+	unsigned epochs = e->mode == KG_MODE_NATIVE && e->window ? 3 : 1;
+	unsigned forms = e->mode == KG_MODE_NATIVE && no_ts && !e->integrity_len ? 2 : 1;
+
+	return epochs * forms;
+}
+
+static unsigned entry_macs(const struct conf_protect *e, bool no_ts)
 {
 	unsigned dests = 1 + (unsigned)(e->npublic < CONF_MAX_PUBLIC ? e->npublic : CONF_MAX_PUBLIC);
-	unsigned epochs = e->mode == KG_MODE_NATIVE && e->window ? 3 : 1;
 
-	return (unsigned)e->nkeys * dests * epochs;
+	return (unsigned)e->nkeys * dests * key_macs(e, no_ts);
 }
 
 void server_budget_of(const struct conf *c, struct server_budget *ret)
@@ -67,12 +78,15 @@ void server_budget_of(const struct conf *c, struct server_budget *ret)
 
 	for (size_t i = 0; i < c->nprotect && i < CONF_MAX_PROTECT; i++) {
 		const struct conf_protect *e = &c->protect[i];
-		unsigned n = entry_calls(e);
 
 		if (e->mode != KG_MODE_KNOCK && e->mode != KG_MODE_NATIVE)
 			continue;
-		if (n > b.calls[e->mode])
-			b.calls[e->mode] = n;
+		for (int no_ts = 0; no_ts <= 1; no_ts++) {
+			unsigned n = entry_macs(e, no_ts);
+
+			if (n > b.calls[no_ts][e->mode])
+				b.calls[no_ts][e->mode] = n;
+		}
 		if (b.key[e->mode] < 0 && e->nkeys > 0)
 			b.key[e->mode] = e->keys[0];
 	}
@@ -235,36 +249,57 @@ static void refuse_knock(struct server *s, struct nfqueue *q, const struct nfque
  * which one matched.
  */
 static int match_key(struct server *s, const struct conf_protect *e,
-		     const struct pkt_view *v, const uint8_t *buf, uint64_t *epoch,
+		     const struct pkt_view *v, const uint8_t *buf, struct verify_match *ret_match,
 		     struct dest *ret_dialled)
 {
 	const struct conf *c = s->conf;
 	struct dest d[MATCH_MAX_DESTS];
 	size_t nd = match_knock_dests(e, v->family, pkt_dst(buf, v), v->dport, d);
 	struct verify_params vp = { .mode = e->mode, .integrity_len = e->integrity_len,
-				    .window = e->window };
+				    .window = e->window, .no_ts = !v->has_ts };
 	int matched = -1;
 
-	unsigned epochs = e->mode == KG_MODE_NATIVE && e->window ? 3 : 1;
+	unsigned macs = key_macs(e, !v->has_ts);
 
 	for (size_t i = 0; i < nd; i++) {
 		struct isn_input in = { .family = d[i].family, .dst = d[i].addr,
 					.port = d[i].port, .tsval = v->has_ts ? v->tsval : 0 };
 
 		for (size_t k = 0; k < e->nkeys; k++) {
-			uint64_t ep;
+			struct verify_match vm;
 
-			s->isn_work += epochs;
+			s->isn_work += macs;
 			if (verify_syn(&c->keyring.keys[e->keys[k]], &vp, &in, v->seq, s->wall,
-				       &ep) == VERIFY_OK &&
+				       &vm) == VERIFY_OK &&
 			    matched < 0) {
 				matched = e->keys[k];
-				*epoch = ep;
+				*ret_match = vm;
 				*ret_dialled = d[i];
 			}
 		}
 	}
 	return matched;
+}
+
+/*
+ * A full replay table made room for a fresh knock by forgetting another
+ * early (replay.h): counted, and told to the operator even when accepted
+ * knocks used up the peer messages (only valid knocks fill the table).
+ */
+static void note_displaced(struct server *s, const struct replay_room *room)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (room->how != REPLAY_ROOM_SOURCE && room->how != REPLAY_ROOM_KEY)
+		return;
+	s->cnt.c[room->how == REPLAY_ROOM_SOURCE ? SC_replay_displaced_source
+						 : SC_replay_displaced_key]++;
+	log_peer(&s->rl_full, s->mono, LOG_WARNING,
+		 "replay table full (limits.replay %u): forgot a knock of source %s/%u with key "
+		 "\"%s\" early, the oldest of the busiest %s; its replay protection ended",
+		 (unsigned)s->conf->max_replay,
+		 inet_ntop(room->family, room->prefix, a, sizeof(a)) ? a : "?", room->prefix_len,
+		 room->key, room->how == REPLAY_ROOM_SOURCE ? "source" : "key");
 }
 
 /*
@@ -276,17 +311,19 @@ static void pad_verify(struct server *s, const struct pkt_view *v, const uint8_t
 {
 	struct isn_input in = { .family = v->family, .dst = pkt_dst(buf, v), .port = v->dport,
 				.tsval = v->has_ts ? v->tsval : 0 };
+	const unsigned *budget = s->budget.calls[!v->has_ts];
 
 	for (int mode = KG_MODE_KNOCK; mode <= KG_MODE_NATIVE; mode++) {
+		/* One MAC a call: one epoch (window 0), the classic form only. */
 		const struct verify_params vp = { .mode = (enum kg_mode)mode };
 		int k = s->budget.key[mode];
 
-		for (unsigned i = done[mode]; k >= 0 && i < s->budget.calls[mode]; i++) {
-			uint64_t ep;
+		for (unsigned i = done[mode]; k >= 0 && i < budget[mode]; i++) {
+			struct verify_match vm;
 
 			s->isn_work++;
 			s->pad_sink += (uint32_t)verify_syn(&s->conf->keyring.keys[k], &vp, &in,
-							    v->seq + i, s->wall, &ep);
+							    v->seq + i, s->wall, &vm);
 		}
 	}
 }
@@ -296,15 +333,15 @@ static void pad_verify(struct server *s, const struct pkt_view *v, const uint8_t
  * costs the budget's verifications: e's own (match_key), then the padding.
  */
 static int verify_work(struct server *s, const struct conf_protect *e, const struct pkt_view *v,
-		       const uint8_t *buf, uint64_t *epoch, struct dest *ret_dialled)
+		       const uint8_t *buf, struct verify_match *ret_match, struct dest *ret_dialled)
 {
 	unsigned done[2] = { 0, 0 };
 	int matched = -1;
 
 	if (e) {
-		matched = match_key(s, e, v, buf, epoch, ret_dialled);
+		matched = match_key(s, e, v, buf, ret_match, ret_dialled);
 		if (e->mode == KG_MODE_KNOCK || e->mode == KG_MODE_NATIVE)
-			done[e->mode] = entry_calls(e);
+			done[e->mode] = entry_macs(e, !v->has_ts);
 	}
 	pad_verify(s, v, buf, done);
 	return matched;
@@ -317,7 +354,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	const struct conf_protect *e = &c->protect[pi];
 	const uint8_t *src = pkt_src(p->data, v);
 	uint32_t tsval = v->has_ts ? v->tsval : 0;
-	uint64_t epoch = 0;
+	struct verify_match vm = { 0 };
 	struct dest dialled;
 	int matched;
 	char a[INET6_ADDRSTRLEN];
@@ -331,9 +368,17 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		mimic_closed_port(s, q, p, v, e->on_fail, false);
 		return;
 	}
-	matched = verify_work(s, e, v, p->data, &epoch, &dialled);
+	matched = verify_work(s, e, v, p->data, &vm, &dialled);
 	if (matched < 0) {
 		refuse_knock(s, q, p, v, pi, SC_syn_refused);
+		return;
+	}
+	/*
+	 * timestamps "required": a SYN without one is refused, after the same
+	 * verification as any other, so the time taken tells nothing.
+	 */
+	if (!v->has_ts && e->timestamps == TIMESTAMPS_REQUIRED) {
+		refuse_knock(s, q, p, v, pi, SC_ts_missing);
 		return;
 	}
 	/*
@@ -350,37 +395,39 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	 * by the destination its knock verified for: a captured knock is refused
 	 * from another source whichever candidate it matches.
 	 */
-	if (e->replay) {
-		switch (replay_check(s->replay, v->seq, tsval, v->dport, v->family, src, s->mono,
-				     e->replay_ttl)) {
-		case REPLAY_FRESH:
-		case REPLAY_SAME_SOURCE:
-			break;
-		case REPLAY_OTHER_SOURCE:
+	if (e->replay && e->mode == KG_MODE_KNOCK && !v->has_ts) {
+		/*
+		 * A knock-mode knock without a timestamp is one fixed ISN per
+		 * port and key (and bytes): every such client sends it, so a
+		 * replay cannot be told from another client.  They get in; the
+		 * table is not asked (knockgw.conf(5): timestamps).
+		 */
+		s->cnt.c[SC_replay_unchecked]++;
+	} else if (e->replay) {
+		struct replay_knock rk = { .isn = v->seq, .tsval = tsval, .port = v->dport,
+					   .family = v->family, .src = src,
+					   .key = c->keys[matched].name };
+		struct replay_room room = { .how = REPLAY_ROOM_FREE };
+
+		if (replay_check(s->replay, &rk, s->mono, e->replay_ttl, &room) ==
+		    REPLAY_OTHER_SOURCE) {
 			refuse_knock(s, q, p, v, pi, SC_replay_refused);
 			return;
-		case REPLAY_FULL:
-			/*
-			 * Only a valid knock gets here: the operator must hear of
-			 * it even when accepted knocks used up the peer messages.
-			 */
-			log_peer(&s->rl_full, s->mono, LOG_WARNING,
-				 "replay table full (limits.replay %u): refusing new knocks "
-				 "until entries expire", (unsigned)c->max_replay);
-			refuse_knock(s, q, p, v, pi, SC_replay_full);
-			return;
 		}
+		note_displaced(s, &room);
 	}
 
 	if (e->integrity_len == 0) {
 		server_accept_syn(s, q, p);
-	} else if (!pending_start(s, q, p, v, pi, matched, epoch, &dialled)) {
+	} else if (!pending_start(s, q, p, v, pi, matched, vm.epoch, &dialled)) {
 		/* No room for its flow (counted there): refused like any other. */
 		s->cnt.port_refused[pi]++;
 		mimic_closed_port(s, q, p, v, e->on_fail, false);
 		return;
 	}
 	s->cnt.c[SC_syn_accepted]++;
+	if (vm.nonce)
+		s->cnt.c[SC_syn_nonce]++;
 	s->cnt.port_accepted[pi]++;
 	s->cnt.key_accepted[matched]++;
 	log_peer(&s->rl, s->mono, LOG_INFO, "knock from %s port %u to port %u accepted with key \"%s\"",
@@ -399,12 +446,12 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 static void answer_unlistened_port(struct server *s, struct nfqueue *q,
 				   const struct nfqueue_packet *p, const struct pkt_view *v)
 {
-	uint64_t epoch;
+	struct verify_match vm;
 	struct dest dialled;
 
 	if ((v->flags & (TCP_SYN | TCP_ACK)) == TCP_SYN &&
 	    !guess_penalized(&s->guess, v->family, pkt_src(p->data, v), s->mono)) {
-		(void)verify_work(s, NULL, v, p->data, &epoch, &dialled);
+		(void)verify_work(s, NULL, v, p->data, &vm, &dialled);
 		/* A refusal's lookup in the guessing table, counting nothing. */
 		s->pad_sink += guess_known(&s->guess, v->family, pkt_src(p->data, v));
 	}

@@ -41,6 +41,8 @@
 #define SERVER_COUNTERS(X)                                                            \
 	X(syn_accepted, "valid knocks let through")                                   \
 	X(syn_refused, "SYNs without a valid knock")                                  \
+	X(syn_nonce, "valid knocks in the nonce form (native, no TCP timestamp)")     \
+	X(ts_missing, "valid knocks refused for lacking a TCP timestamp (timestamps \"required\")") \
 	X(stray, "segments with none of SYN, ACK, RST (FIN/NULL/Xmas scans)")         \
 	X(noconn, "segments of no connection conntrack knows, answered as closed")   \
 	X(v6_discarded, "refused IPv6 packets left to the kernel, which discards them") \
@@ -48,7 +50,9 @@
 	X(rst_send_error, "closed-port RSTs that could not be sent")                 \
 	X(nat_refusals, "refused SYNs the nat rule sent to a closed port (the kernel answers)") \
 	X(replay_refused, "valid knocks replayed from another source")               \
-	X(replay_full, "knocks refused because the replay table was full")          \
+	X(replay_unchecked, "knock-mode knocks without a TCP timestamp: no replay check") \
+	X(replay_displaced_source, "remembered knocks forgotten early for room: the busiest source's oldest") \
+	X(replay_displaced_key, "remembered knocks forgotten early for room: the busiest key's oldest") \
 	X(closed, "probes of closed ports answered (closed_ports \"daemon\")")         \
 	X(no_entry, "queued packets matching no protect entry")                      \
 	X(integ_ok, "integrity flows verified and released")                         \
@@ -84,9 +88,12 @@ struct server_counters {
 	uint64_t key_accepted[CONF_MAX_KEYS];	/* by conf.keys index; kept by name at reloads */
 };
 
-/* Verifications (ISN computations) a SYN costs, per mode (see above). */
+/*
+ * Verifications (MACs) a SYN costs, per mode, with and without a TCP
+ * timestamp (which decides the native nonce form's work: no secret).
+ */
 struct server_budget {
-	unsigned calls[2];		/* [enum kg_mode] */
+	unsigned calls[2][2];		/* [SYN without timestamp][enum kg_mode] */
 	int key[2];			/* a key of each mode for the padding, or -1 */
 };
 

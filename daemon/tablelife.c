@@ -3,8 +3,11 @@
  * tablelife.h).
  */
 #include <errno.h>
+#include <limits.h>
+#include <string.h>
 
 #include "ctnl.h"
+#include "hidestate.h"
 #include "listen.h"
 #include "log.h"
 #include "tablelife.h"
@@ -89,3 +92,36 @@ void tablelife_hide(const struct conf *c, enum nft_queue_kind kind)
 		   "removes it", c->table);
 }
 
+void tablelife_save(const struct conf *c, const char *state_dir)
+{
+	char err[PATH_MAX + 128], old[CONF_NAME_MAX];
+	int r;
+
+	if (!state_dir)
+		return;
+	if (!c->rules_manage || c->on_stop == ON_STOP_OPEN) {
+		r = hidestate_remove(state_dir);
+		if (r > 0)
+			log_info("hiding state %s/%s removed: %s", state_dir, HIDESTATE_FILE,
+				 c->rules_manage ? "on_stop is \"open\"" : "rules.manage is false");
+		else if (r < 0)
+			log_warnx("cannot remove the hiding state %s/%s: %s", state_dir,
+				  HIDESTATE_FILE, strerror(-r));
+		return;
+	}
+	if (hidestate_table(state_dir, old) == 0 && strcmp(old, c->table) != 0 &&
+	    nftrules_present(old) > 0) {
+		if (nftrules_remove(old) == 0)
+			log_notice("table inet %s, which the saved hiding state named, removed: the "
+				   "configuration names table inet %s", old, c->table);
+		else
+			log_warnx("cannot delete table inet %s, which the saved hiding state named; "
+				  "`knockgw flush` with rules.table = \"%s\" removes it", old, old);
+	}
+	if (hidestate_save(c, state_dir, err, sizeof(err)) < 0) {
+		log_warnx("cannot save the hiding state: %s; a start that fails after a reboot "
+			  "will hide what the last saved state hides", err);
+		return;
+	}
+	log_debug("hiding state saved in %s/%s", state_dir, HIDESTATE_FILE);
+}

@@ -12,6 +12,11 @@
  *     client flows are still open, which need conntrack: then a keeper
  *     table stays (nftrules_install_keeper).
  * Both log what they did, and what failed.
+ *
+ * And what stays across a reboot: tablelife_save() keeps the hiding state
+ * (hidestate.h) up to date after each successful start and reload, so
+ * that `knockgw hide` can put the hiding table back before a start that
+ * then fails.
  */
 #ifndef KNOCKGW_TABLELIFE_H
 #define KNOCKGW_TABLELIFE_H
@@ -28,5 +33,18 @@ int tablelife_refuse_port_ok(const struct conf *c);
 
 void tablelife_hide(const struct conf *c, enum nft_queue_kind kind);
 void tablelife_remove(const struct conf *c, enum nft_queue_kind kind);
+
+/*
+ * After a successful start or reload with c: saves the hiding state in
+ * state_dir, or removes it where nothing is to stay hidden (on_stop
+ * "open", or rules.manage false: the table is not ours), so that a failed
+ * start after a reboot hides what this configuration hides and nothing
+ * else.  When the state it replaces named another table (rules.table was
+ * renamed; `knockgw hide` may have installed that one at boot), that
+ * table is deleted: nothing else would ever replace it.  state_dir NULL
+ * (the daemon was not started by its unit): nothing.  Logs what it did
+ * and what failed; the daemon runs on either way.
+ */
+void tablelife_save(const struct conf *c, const char *state_dir);
 
 #endif

@@ -20,6 +20,7 @@ static const char kdf_context[crypto_kdf_CONTEXTBYTES] = { 'k', 'n', 'o', 'c', '
 enum {
 	KDF_ID_AV = 1,
 	KDF_ID_IH = 2,
+	KDF_ID_NV = 3,		/* the nonce form's own MAC key: a domain apart */
 	NATIVE_M_LEN = 16 + 2 + 4 + 8,	/* dst || port || TSval || epoch */
 };
 
@@ -43,6 +44,8 @@ void verify_key_init(struct kg_key *key, const uint8_t *raw, size_t len)
 		crypto_kdf_derive_from_key(key->k_av, sizeof(key->k_av), KDF_ID_AV, kdf_context,
 					   raw);
 		crypto_kdf_derive_from_key(key->k_ih, sizeof(key->k_ih), KDF_ID_IH, kdf_context,
+					   raw);
+		crypto_kdf_derive_from_key(key->k_nv, sizeof(key->k_nv), KDF_ID_NV, kdf_context,
 					   raw);
 	}
 }
@@ -143,6 +146,26 @@ uint32_t isn_av_native(const struct kg_key *key, const struct isn_input *in, uin
 	return (uint32_t)out[0] << 24 | (uint32_t)out[1] << 16 | (uint32_t)out[2] << 8 | out[3];
 }
 
+/*
+ * Nonce form: AVn = SipHash-2-4 under k_nv over M (TSval 0) || nonce, its
+ * first 4 bytes big-endian; the nonce replaces AVn's low byte.
+ */
+uint32_t isn_native_nonce(const struct kg_key *key, const struct isn_input *in, uint64_t epoch,
+			  uint8_t nonce)
+{
+	struct isn_input no_ts = *in;
+	uint8_t m[NATIVE_M_LEN + 1];
+	uint8_t out[crypto_shorthash_BYTES];
+	uint32_t av;
+
+	no_ts.tsval = 0;
+	native_m(m, &no_ts, epoch);
+	m[NATIVE_M_LEN] = nonce;
+	crypto_shorthash(out, m, sizeof(m), key->k_nv);
+	av = (uint32_t)out[0] << 24 | (uint32_t)out[1] << 16 | (uint32_t)out[2] << 8 | out[3];
+	return (av & ~(uint32_t)ISN_NONCE_MASK) | nonce;
+}
+
 static uint32_t combine(uint32_t av, uint16_t ih, size_t integrity_len)
 {
 	return integrity_len ? (av & 0xffff0000u) | ih : av;
@@ -175,7 +198,7 @@ static bool ct_equal(uint32_t a, uint32_t b, uint32_t mask)
 
 enum verify_result verify_syn(const struct kg_key *key, const struct verify_params *p,
 			      const struct isn_input *in, uint32_t isn, uint64_t now,
-			      uint64_t *ret_epoch)
+			      struct verify_match *ret)
 {
 	/* Integrity mode: IH rides in the low half; the MAC covers it. */
 	uint16_t ih = p->integrity_len ? (uint16_t)isn : 0;
@@ -184,7 +207,7 @@ enum verify_result verify_syn(const struct kg_key *key, const struct verify_para
 	if (p->mode == KG_MODE_KNOCK) {
 		if (!ct_equal(isn_av_knock(key, in, ih), isn, mask))
 			return VERIFY_BAD_ISN;
-		*ret_epoch = 0;
+		*ret = (struct verify_match){ .epoch = 0, .nonce = false };
 		return VERIFY_OK;
 	}
 
@@ -194,22 +217,27 @@ enum verify_result verify_syn(const struct kg_key *key, const struct verify_para
 	uint64_t e = isn_epoch(now, p->window);
 	uint64_t lo = (p->window && e > 0) ? e - 1 : e;
 	uint64_t hi = (p->window && e < UINT64_MAX) ? e + 1 : e;
+	/* Whether the SYN has a timestamp is no secret: it decides the work. */
+	bool nonce_form = p->no_ts && !p->integrity_len;
 	bool found = false;
-	uint64_t match = 0;
+	struct verify_match match = { 0 };
 
 	for (uint64_t cand = lo;; cand++) {
 		bool eq = ct_equal(isn_av_native(key, in, cand, ih), isn, mask);
+		bool eqn = nonce_form &&
+			   ct_equal(isn_native_nonce(key, in, cand, (uint8_t)(isn & ISN_NONCE_MASK)),
+				    isn, 0xffffffffu);
 
-		if (eq && !found) {
+		if ((eq || eqn) && !found) {
 			found = true;
-			match = cand;
+			match = (struct verify_match){ .epoch = cand, .nonce = !eq };
 		}
 		if (cand == hi)
 			break;
 	}
 	if (!found)
 		return VERIFY_BAD_ISN;
-	*ret_epoch = match;
+	*ret = match;
 	return VERIFY_OK;
 }
 

@@ -4,6 +4,10 @@
  * ISN = AV (auth only) or (AV & 0xffff0000) | IH (integrity).
  *   mode "knock":  Knock/TCP Stealth compatible; one raw MD5 compression.
  *   mode "native": libsodium; SipHash-2-4 AV, keyed BLAKE2b IH, time epochs.
+ *     Its nonce form ("native-nonce", auth only, for SYNs without a TCP
+ *     timestamp): ISN = (AVn & 0xffffff00) | nonce, AVn a SipHash-2-4 under
+ *     its own subkey over M || nonce, so that two clients without
+ *     timestamps send two knocks; 24 bits of MAC instead of 32.
  *
  * Contract: pure computation on caller memory, no I/O, no allocation, no
  * logging.  Secret-dependent comparisons are constant time.  A struct kg_key
@@ -34,6 +38,7 @@ struct kg_key {
 	bool native_ok;				/* len == 32: usable in native mode */
 	uint8_t k_av[KG_AV_KEY_LEN];		/* native: subkey 1 */
 	uint8_t k_ih[KG_IH_KEY_LEN];		/* native: subkey 2 */
+	uint8_t k_nv[KG_AV_KEY_LEN];		/* native, nonce form: subkey 3 */
 };
 
 /* Derives everything from the raw key bytes.  len must be 1..KG_KEY_MAX. */
@@ -57,6 +62,15 @@ uint32_t isn_av_knock(const struct kg_key *key, const struct isn_input *in, uint
 uint32_t isn_av_native(const struct kg_key *key, const struct isn_input *in, uint64_t epoch,
 		       uint16_t ih);
 
+/*
+ * The nonce form (native, auth only, a SYN without a timestamp option; its
+ * TSval counts as 0): the ISN for this nonce, which it carries in its low
+ * ISN_NONCE_BITS bits.
+ */
+enum { ISN_NONCE_BITS = 8, ISN_NONCE_MASK = (1u << ISN_NONCE_BITS) - 1 };
+uint32_t isn_native_nonce(const struct kg_key *key, const struct isn_input *in, uint64_t epoch,
+			  uint8_t nonce);
+
 /* epoch = floor(now / window); window 0 means epoch 0 always. */
 uint64_t isn_epoch(uint64_t now, uint32_t window);
 
@@ -78,16 +92,25 @@ struct verify_params {
 	enum kg_mode mode;
 	uint16_t integrity_len;	/* 0 = auth only */
 	uint32_t window;	/* native only */
+	bool no_ts;		/* the SYN has no timestamp option: native auth-only
+				   also tries the nonce form */
+};
+
+/* Which knock a SYN was. */
+struct verify_match {
+	uint64_t epoch;		/* native: the epoch that matched; 0 in knock mode */
+	bool nonce;		/* native: in the nonce form */
 };
 
 /*
  * Server side, at SYN time: is isn a knock for this key?  Native mode tries
- * epochs e-1, e and e+1 of now and reports the one that matched in *ret_epoch
- * (0 in knock mode); the integrity check later must use that epoch.
+ * epochs e-1, e and e+1 of now (and, with no_ts, the nonce form for each)
+ * and reports what matched in *ret; the integrity check later must use
+ * that epoch.
  */
 enum verify_result verify_syn(const struct kg_key *key, const struct verify_params *p,
 			      const struct isn_input *in, uint32_t isn, uint64_t now,
-			      uint64_t *ret_epoch);
+			      struct verify_match *ret);
 
 /* Server side, once integrity_len payload bytes are in. */
 enum verify_result verify_payload(const struct kg_key *key, const struct verify_params *p,

@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-5}
-TESTS=${TESTS:-"unit valgrind conf isn cli hardening install deb fuzz netns"}
+TESTS=${TESTS:-"unit valgrind conf isn cli hardening install deb systemd fuzz netns"}
 export BUILD
 
 passed=0
@@ -55,6 +55,8 @@ if want install; then
 fi
 
 want deb && run deb sh tests/deb/run.sh
+
+want systemd && run systemd sh tests/systemd/run.sh
 
 if want fuzz; then
 	for f in "$BUILD"/fuzz/fuzz_*; do

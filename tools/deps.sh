@@ -7,7 +7,7 @@ PKGS="make gcc libc6-dev pkg-config clang libclang-rt-14-dev
 libnetfilter-queue-dev libmnl-dev libnftnl-dev libconfig-dev libsodium-dev
 libsystemd-dev libnetfilter-conntrack-dev
 nftables iptables iproute2 iputils-ping kmod procps ethtool conntrack
-openssh-server openssh-client nmap iperf3 socat tcpdump python3 systemd man-db mandoc
+openssh-server openssh-client nmap iperf3 socat tcpdump python3 systemd systemd-container man-db mandoc
 valgrind gdb bash-completion prometheus
 build-essential dpkg-dev debhelper fakeroot lintian"
 

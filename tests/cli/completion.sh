@@ -47,7 +47,7 @@ row() {
 }
 
 rows() {
-	row "flush genkey invite metrics print-rules status" knockgw ""
+	row "flush genkey hide invite metrics print-rules status" knockgw ""
 	row "print-rules" knockgw pr
 	row "--help --version" knockgw --
 	row "-c -f -h -n -v --help --version" knockgw -
@@ -57,6 +57,7 @@ rows() {
 	row "--json" knockgw status --j
 	row "-c -h --help" knockgw flush -
 	row "-c -o --output -h --help" knockgw metrics -
+	row "-s --state -h --help" knockgw hide -
 	row "$tmp/conf.one $tmp/confdir" knockgw metrics -o "$tmp/conf"
 	row "" knockgw invite alice --dst ""
 	row "$tmp/conf.one $tmp/confdir" knockgw status -c "$tmp/conf"

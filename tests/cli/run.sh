@@ -42,7 +42,7 @@ row() {
 
 for h in --help -h; do
 	row 0 out "$KGW" $h
-	for cmd in genkey print-rules status flush invite metrics; do
+	for cmd in genkey print-rules status flush hide invite metrics; do
 		row 0 out "$KGW" $cmd $h
 	done
 	row 0 out "$KC" $h
@@ -53,7 +53,7 @@ row 0 out "$KC" --version
 row 0 out "$KGW" invite alice --dst 192.0.2.2 --help	# --help wins: no key is made
 
 # Usage errors: unknown options, missing arguments, stray operands.
-for cmd in "" genkey print-rules status flush invite metrics; do
+for cmd in "" genkey print-rules status flush hide invite metrics; do
 	# shellcheck disable=SC2086 # "" is no command at all
 	row 2 err "$KGW" $cmd --bogus
 	# shellcheck disable=SC2086
@@ -70,6 +70,8 @@ for cmd in print-rules status flush metrics; do
 done
 row 2 err "$KGW" status --json=yes
 row 2 err "$KGW" metrics -o
+row 2 err "$KGW" hide -s
+row 2 err "$KGW" hide extra
 row 2 err "$KGW" metrics --output ""
 row 2 err "$KGW" invite
 row 2 err "$KGW" invite alice

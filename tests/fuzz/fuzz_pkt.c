@@ -203,21 +203,24 @@ static void check_verify(const uint8_t *data, const struct pkt_view *v)
 		for (size_t k = 0; k < sizeof(ilens) / sizeof(ilens[0]); k++) {
 			const struct verify_params p = {
 				.mode = modes[m], .integrity_len = ilens[k], .window = WINDOW,
+				.no_ts = !v->has_ts,
 			};
-			uint64_t epoch = UINT64_MAX;
+			struct verify_match vm = { .epoch = UINT64_MAX };
+			uint64_t epoch;
 			enum verify_result r;
 			uint32_t isn;
 
 			/* The packet's own ISN: almost surely no knock. */
-			r = verify_syn(&fuzz_key, &p, &in, v->seq, fuzz_now, &epoch);
+			r = verify_syn(&fuzz_key, &p, &in, v->seq, fuzz_now, &vm);
 			REQUIRE(r == VERIFY_OK || r == VERIFY_BAD_ISN);
 
 			if (p.integrity_len > v->payload_caplen)
 				continue;
 			/* A knock computed for this very packet must pass. */
 			isn = isn_compute(&fuzz_key, p.mode, &in, e, payload, p.integrity_len);
-			r = verify_syn(&fuzz_key, &p, &in, isn, fuzz_now, &epoch);
+			r = verify_syn(&fuzz_key, &p, &in, isn, fuzz_now, &vm);
 			REQUIRE(r == VERIFY_OK);
+			epoch = vm.epoch;
 			if (p.mode == KG_MODE_KNOCK)
 				REQUIRE(epoch == 0);
 			else
@@ -230,6 +233,13 @@ static void check_verify(const uint8_t *data, const struct pkt_view *v)
 			if (p.integrity_len && (p.mode == KG_MODE_KNOCK || epoch == e))
 				REQUIRE(verify_payload(&fuzz_key, &p, &in, isn, epoch, payload) ==
 					VERIFY_OK);
+			/* Without a timestamp, the nonce form of any nonce passes too. */
+			if (p.mode == KG_MODE_NATIVE && p.no_ts && !p.integrity_len) {
+				isn = isn_native_nonce(&fuzz_key, &in, e, (uint8_t)v->sport);
+				REQUIRE(verify_syn(&fuzz_key, &p, &in, isn, fuzz_now, &vm) ==
+					VERIFY_OK);
+				REQUIRE(vm.epoch >= e - 1 && vm.epoch <= e + 1);
+			}
 		}
 	}
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""knock-connect isn against the known answers of docs/DESIGN.md and against model.py.
+"""knock-connect isn against the known answers of docs/DESIGN.md and against model.py
+(both native forms, the nonce one included).
 
 Usage: cross_check.py BUILD_DIR [CASES]
 Prints one line per failure, then "N passed, N failed"; exits 1 on failure.
@@ -48,6 +49,21 @@ try:
         rc, out, err = run(args)
         check(rc == 0 and out == want, f"known answer {dst} ilen={ilen}: rc={rc} out={out!r} err={err!r}")
 
+    # 1b. The nonce form's known answers (docs/DESIGN.md section 2: key bytes 0..31).
+    keyfile = os.path.join(tmp, "key-0-31")
+    fd = os.open(keyfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, base64.b64encode(bytes(range(32))) + b"\n")
+    os.close(fd)
+    for dst, port, now, window, nonce, want in [
+            ("192.0.2.10", 22, 1700000000, 30, "0", "ce7fec00"),
+            ("192.0.2.10", 22, 1700000000, 30, "0xa5", "2b5b80a5"),
+            ("2001:db8::10", 2222, 1700000000, 30, "255", "7fb8dbff"),
+            ("198.51.100.7", 65535, 0xffffffffffff, 60, "1", "f5eca001"),
+            ("2001:db8::10", 443, 1700000000, 0, "0x42", "3c0e5d42")]:
+        rc, out, err = run(["--mode", "native", "--key-file", keyfile, "--dst", dst, "--port", str(port),
+                            "--time", str(now), "--window", str(window), "--nonce", nonce])
+        check(rc == 0 and out == want, f"nonce known answer {dst} {nonce}: rc={rc} out={out!r} err={err!r}")
+
     # 2. Random inputs against the independent model.
     rng = random.Random(20261203)
     for i in range(cases):
@@ -65,22 +81,27 @@ try:
         fd = os.open(keyfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.write(fd, base64.b64encode(key) + b"\n")
         os.close(fd)
-        ilen = rng.choice([0, 0, 1, rng.randrange(1, 2049)])
+        # The nonce form: native, no TSval, auth only.
+        nonce = rng.randrange(256) if mode == "native" and rng.random() < 0.3 else None
+        if nonce is not None:
+            tsval = 0
+        ilen = 0 if nonce is not None else rng.choice([0, 0, 1, rng.randrange(1, 2049)])
         pl = bytes(rng.randrange(256) for _ in range(ilen + rng.randrange(8)))
         with open(payload, "wb") as f:
             f.write(pl)
         now = rng.choice([0, rng.randrange(2**31), rng.randrange(2**63)])
         window = rng.choice([0, 1, 30, rng.randrange(1, 86401)])
         args = ["--mode", mode, "--key-file", keyfile, "--dst", dst,
-                "--port", rng.choice([str(port), hex(port)]), "--tsval", str(tsval),
+                "--port", rng.choice([str(port), hex(port)]),
                 "--time", str(now), "--window", str(window)]
+        args += ["--tsval", str(tsval)] if nonce is None else ["--nonce", str(nonce)]
         if ilen:
             args += ["--integrity-len", str(ilen), "--payload-file", payload]
-        want = "%08x" % model.isn(mode, key, dst, port, tsval, pl[:ilen], now, window)
+        want = "%08x" % model.isn(mode, key, dst, port, tsval, pl[:ilen], now, window, nonce)
         rc, out, err = run(args)
         check(rc == 0 and out == want,
-              f"case {i}: {mode} {dst} port={port} ts={tsval} ilen={ilen} t={now} w={window}: "
-              f"got {out!r} want {want!r} rc={rc} err={err!r}")
+              f"case {i}: {mode} {dst} port={port} ts={tsval} nonce={nonce} ilen={ilen} t={now} "
+              f"w={window}: got {out!r} want {want!r} rc={rc} err={err!r}")
 
     # 3. Bad invocations are refused with a message, never a crash.
     secret = ["--secret", "s"]
@@ -98,7 +119,14 @@ try:
                  ["--mode", "knock", "--dst", "192.0.2.1", "--port", "1", "--integrity-len", "5"] + secret,
                  ["--mode", "knock", "--dst", "192.0.2.1", "--port", "1", "--integrity-len", "500",
                   "--payload-file", payload] + secret,
-                 ["--mode", "knock", "--dst", "192.0.2.1", "--port", "1", "--key-file", "/nonexistent"]]:
+                 ["--mode", "knock", "--dst", "192.0.2.1", "--port", "1", "--key-file", "/nonexistent"],
+                 ["--mode", "knock", "--dst", "192.0.2.1", "--port", "1", "--nonce", "1"] + secret,
+                 ["--mode", "native", "--dst", "192.0.2.1", "--port", "1", "--nonce", "256",
+                  "--key-file", keyfile],
+                 ["--mode", "native", "--dst", "192.0.2.1", "--port", "1", "--nonce", "1",
+                  "--tsval", "0", "--key-file", keyfile],
+                 ["--mode", "native", "--dst", "192.0.2.1", "--port", "1", "--nonce", "1",
+                  "--integrity-len", "5", "--payload-file", payload, "--key-file", keyfile]]:
         rc, out, err = run(args)
         check(rc != 0 and out == "" and err.startswith(("knock-connect:", "usage:")),
               f"refused {args}: rc={rc} out={out!r} err={err!r}")

@@ -107,8 +107,20 @@ def native_av(key, dst, port, tsval, epoch, ih):
     return struct.unpack(">I", out.raw[:4])[0]
 
 
-def isn(mode, key, dst, port, tsval=0, payload=b"", now=0, window=30):
-    """The ISN of docs/DESIGN.md section 2; payload non-empty means integrity mode."""
+def native_nonce(key, dst, port, epoch, nonce):
+    """The nonce form (native, auth only, no TCP timestamp): 24 bits of MAC, then the nonce."""
+    out = ctypes.create_string_buffer(8)
+    k_nv = _kdf(key, 3, 16)
+    msg = _native_m(dst, port, 0, epoch) + bytes([nonce])
+    assert _sodium.crypto_shorthash(out, msg, ctypes.c_ulonglong(len(msg)), k_nv) == 0
+    return (struct.unpack(">I", out.raw[:4])[0] & 0xFFFFFF00) | nonce
+
+
+def isn(mode, key, dst, port, tsval=0, payload=b"", now=0, window=30, nonce=None):
+    """The ISN of docs/DESIGN.md section 2; payload non-empty means integrity mode;
+    a nonce (0..255) means the native nonce form."""
+    if nonce is not None:
+        return native_nonce(key, dst, port, now // window if window else 0, nonce)
     if mode == "knock":
         ih = knock_ih(key, payload) if payload else 0
         av = knock_av(key, dst, port, tsval, ih)

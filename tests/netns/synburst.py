@@ -5,8 +5,8 @@
               [--sport-base N] [--timeout S]
 
 FILE holds one "TSVAL ISN" pair per line (ISN in hex, as knock-connect isn
-prints it).  The i-th SYN goes from port sport-base + i with that TSVAL and
-ISN; all are sent before any answer is read, so a table the daemon fills
+prints it), or "TSVAL ISN SRC" to send that one from SRC instead of --src.
+The i-th SYN goes from port sport-base + i with that TSVAL and ISN; all are sent before any answer is read, so a table the daemon fills
 fills in this order.  Prints JSON: how many were sent, the count of answers
 by their flags ("SA", "RA", "none"), and the flags in sending order.  Uses
 pktlib.py's packet builders; bounded by the number of lines and the timeout.
@@ -31,10 +31,12 @@ def main():
     pairs = [line.split() for line in open(a.list) if line.strip()]
     fam = 6 if ":" in a.dst else 4
     w = pktlib.Wire(a.iface, fam)
-    for i, (tsval, isn) in enumerate(pairs):
-        seg = pktlib.tcp_segment(a.src, a.dst, a.sport_base + i, a.dport, int(isn, 16), 0,
+    for i, fields in enumerate(pairs):
+        tsval, isn = fields[0], fields[1]
+        src = fields[2] if len(fields) > 2 else a.src
+        seg = pktlib.tcp_segment(src, a.dst, a.sport_base + i, a.dport, int(isn, 16), 0,
                                  pktlib.FLAGS["S"], pktlib.syn_options(int(tsval)))
-        w.send(a.dst, pktlib.ip_packet(a.src, a.dst, seg))
+        w.send(a.dst, pktlib.ip_packet(src, a.dst, seg))
     flags = [None] * len(pairs)
     deadline = time.monotonic() + a.timeout
     for ip in w.frames(deadline):

@@ -26,7 +26,7 @@ import sys
 # program in the foreground, waits for "ready", sends SIGHUP and SIGTERM).
 NOT_SANDBOX = {
     "Type", "ExecStartPre", "ExecStart", "ExecReload", "Restart",
-    "RuntimeDirectory", "RuntimeDirectoryMode",
+    "RuntimeDirectory", "RuntimeDirectoryMode", "StateDirectory", "StateDirectoryMode",
 }
 
 UNISTD = "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"

@@ -602,6 +602,21 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN('A', "", .who = OTHER_PORT) }, .cnt = { C(no_entry, 1) } },
 	{ "a SYN at prerouting without our code is no knock", E_GW4, .routed = true,
 	  .s = { SYN('A', "", .nomark = true) } },
+	/*
+	 * Native without timestamps: the nonce form, one nonce per connection
+	 * (a keyed hash of its flow and kernel ISN), kept by a retransmission.
+	 */
+	{ "kernel v6 native, no timestamps: the nonce form", E_NATIVE6,
+	  .s = { SYN('A', "C", .no_ts = true),
+		 SYN('A', "C", .no_ts = true, .who = OTHER_SPORT, .seq = 77) },
+	  .cnt = { C(knocked, 2) } },
+	{ "no timestamps: a retransmission keeps the nonce", E_NATIVE6,
+	  .s = { SYN('A', "C", .no_ts = true), SYN('A', "CG", .no_ts = true, .retx = true) },
+	  .cnt = { C(knocked, 1), C(retransmits, 1) } },
+	{ "no timestamps, user path: the nonce form written", E_NATIVE6, .user = true,
+	  .s = { SYN('P', "C", .no_ts = true) }, .cnt = { C(knocked, 1) } },
+	{ "no timestamps, gateway: the routed host's SYN gets the nonce form", E_GW4, .routed = true,
+	  .s = { SYN('A', "C", .no_ts = true) }, .cnt = { C(knocked, 1) } },
 };
 
 /* ------------------------------------------------------------------ */
@@ -659,18 +674,48 @@ static uint8_t stream(uint32_t off)
 	return (uint8_t)(off * 13 + 5);
 }
 
-/* The ISN the knock entry gives this SYN, computed here from the configuration. */
-static uint32_t knock_isn(const struct run *r, const struct step *st, uint32_t tsval)
+/*
+ * The nonce client.c gives a SYN without a timestamp (native auth-only):
+ * the first byte of SipHash-2-4, under the client's nonce key, of the
+ * flow's key (flowtable.h) and the kernel ISN, big-endian.
+ */
+static uint8_t nonce_of(const struct run *r, const struct step *st, uint32_t kernel_isn)
+{
+	struct flow_key fk;
+	uint8_t m[sizeof(fk.b) + 4], h[crypto_shorthash_BYTES];
+
+	flow_key_make(&fk, r->family, src_of(r->sc, r->family, st->who),
+		      dst_of(r->family, st->who), (uint16_t)(SPORT + (st->who & OTHER_SPORT ? 1 : 0)),
+		      dport_of(r->sc, st->who));
+	memcpy(m, fk.b, sizeof(fk.b));
+	m[sizeof(fk.b)] = (uint8_t)(kernel_isn >> 24);
+	m[sizeof(fk.b) + 1] = (uint8_t)(kernel_isn >> 16);
+	m[sizeof(fk.b) + 2] = (uint8_t)(kernel_isn >> 8);
+	m[sizeof(fk.b) + 3] = (uint8_t)kernel_isn;
+	crypto_shorthash(h, m, sizeof(m), r->c.nonce_key);
+	return h[0];
+}
+
+/*
+ * The ISN the knock entry gives this SYN, computed here from the
+ * configuration: without a timestamp (no_ts), a native auth-only entry's
+ * is the nonce form, for the SYN's kernel ISN.
+ */
+static uint32_t knock_isn(const struct run *r, const struct step *st, uint32_t tsval, bool no_ts,
+			  uint32_t kernel_isn)
 {
 	const struct entry_spec *es = &entries[r->sc->entry];
+	const struct kg_key *key = &conf.keyring.keys[es->key];
 	uint8_t payload[INTEG_MAX_LEN];
 	struct isn_input in = { .family = r->family, .dst = dst_of(r->family, st->who),
 				.port = dport_of(r->sc, st->who), .tsval = tsval };
+	uint64_t epoch = isn_epoch(r->c.wall, es->window);
 
+	if (no_ts && es->mode == KG_MODE_NATIVE && !es->integrity_len)
+		return isn_native_nonce(key, &in, epoch, nonce_of(r, st, kernel_isn));
 	for (uint32_t i = 0; i < es->integrity_len; i++)
 		payload[i] = stream(i);
-	return isn_compute(&conf.keyring.keys[es->key], es->mode, &in,
-			   isn_epoch(r->c.wall, es->window), payload, es->integrity_len);
+	return isn_compute(key, es->mode, &in, epoch, payload, es->integrity_len);
 }
 
 /* A packet of the scenario, as the test sees it: then built by pb_build. */
@@ -793,7 +838,8 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 		k.flags |= TCP_SYN;
 		k.seq = KERNEL_ISN + st->seq;
 		/* A retransmission of the first SYN keeps its ISN (and TSval). */
-		want_isn = knock_isn(r, st, st->retx ? r->tsval : k.ts ? k.tsval : 0);
+		want_isn = knock_isn(r, st, st->retx ? r->tsval : k.ts ? k.tsval : 0, !k.ts,
+				     k.seq);
 		break;
 	case K_OUT:
 		k.flags |= TCP_ACK;
@@ -945,7 +991,7 @@ static void seed_stale(struct run *r)
 {
 	const struct scenario *sc = r->sc;
 	struct step st = { .k = K_SYN };
-	uint32_t isn = knock_isn(r, &st, TSVAL0);
+	uint32_t isn = knock_isn(r, &st, TSVAL0, false, KERNEL_ISN);
 	uint32_t delta = isn - KERNEL_ISN;
 	struct ct_flow f = { .family = r->family, .sport = SPORT, .dport = dport_of(sc, 0) };
 	struct ct_info ci = { 0 };
@@ -1007,6 +1053,8 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 		CHECK(0, "scenario %u: init", no);
 		return;
 	}
+	/* Random at init; fixed here, so every run sends the same nonces. */
+	memset(r.c.nonce_key, 0x5a, sizeof(r.c.nonce_key));
 	r.c.mono = MONO0;
 	r.c.wall = WALL0;
 	seed_stale(&r);

@@ -57,7 +57,7 @@ enum {
 	MAX_EVENTS = 512,
 	MAX_IDS = 128,
 	MAX_STEPS = 12,
-	MAX_CNT = 6,
+	MAX_CNT = 8,
 	INDEV = 7,
 	MONO0 = 1000,
 	WALL0 = 1700000020,	/* 20 s into a 30 s epoch */
@@ -244,6 +244,7 @@ enum entry_id {
 	E_PUB_N,	/* 3023, native, likewise */
 	E_PUB_INTEG,	/* 3024, knock, integrity 16, likewise */
 	E_PUB_INTEG_N,	/* 3025, native, integrity 64, likewise */
+	E_TSREQ,	/* 4022, native, timestamps "required" */
 	NENTRIES
 };
 
@@ -261,6 +262,7 @@ static const struct entry_spec {
 	const char *addr[2];
 	bool forward;
 	bool pub;		/* public = pub_list */
+	enum timestamps timestamps;
 } entries[NENTRIES] = {
 	[E_KNOCK] = { 22, KG_MODE_KNOCK, 1, { KEY_LEGACY }, KEY_LEGACY, 0, ON_FAIL_RESET, 0,
 		      true, 3600, { NULL } },
@@ -288,6 +290,8 @@ static const struct entry_spec {
 			  true, 3600, { NULL }, false, true },
 	[E_PUB_INTEG_N] = { 3025, KG_MODE_NATIVE, 1, { KEY_NATIVE }, KEY_NATIVE, 64, ON_FAIL_RESET,
 			    30, true, 90, { NULL }, false, true },
+	[E_TSREQ] = { 4022, KG_MODE_NATIVE, 1, { KEY_NATIVE }, KEY_NATIVE, 0, ON_FAIL_RESET, 30,
+		      true, 90, { NULL }, false, false, TIMESTAMPS_REQUIRED },
 };
 
 /*
@@ -337,6 +341,7 @@ static int setup_conf(void)
 		e->replay = es->replay;
 		e->replay_ttl = es->replay_ttl;
 		e->forward = es->forward;
+		e->timestamps = es->timestamps;
 		for (size_t a = 0; a < 2 && es->addr[a]; a++)
 			if (prefix_parse(es->addr[a], &e->addrs[e->naddrs++]) < 0)
 				return -1;
@@ -407,7 +412,8 @@ static uint8_t stream(uint32_t off)
 /* Scenarios */
 
 enum kind { K_END, K_SYN, K_DATA, K_RUN, K_BARE, K_STRAY, K_BAD, K_TICK, K_REPLY, K_RELOAD };
-enum isn_kind { ISN_GOOD, ISN_BAD, ISN_PREV, ISN_NEXT, ISN_FAR, ISN_OTHER_TSVAL };
+/* ISN_NONCE: the nonce form (native, no timestamp), the step's tsval as its nonce. */
+enum isn_kind { ISN_GOOD, ISN_BAD, ISN_PREV, ISN_NEXT, ISN_FAR, ISN_OTHER_TSVAL, ISN_NONCE };
 enum bad_kind { BAD_SHORT = 1, BAD_DOFF, BAD_UDP, BAD_FRAG };
 enum who {
 	OTHER_SRC = 1,		/* 198.51.100.8 / 2001:db8:1::8 */
@@ -495,9 +501,11 @@ struct scenario {
 
 static const struct scenario scenarios[] = {
 	/* 1-8: valid knocks, both modes, both families, with and without TS */
-	{ "knock v4", E_KNOCK, V4, false, .s = { SYN("1K") }, .cnt = { C(syn_accepted, 1) } },
+	{ "knock v4", E_KNOCK, V4, false, .s = { SYN("1K") },
+	  .cnt = { C(syn_accepted, 1), C(replay_unchecked, 1) } },
 	{ "knock v4 TS", E_KNOCK, V4, true, .s = { SYN("1K") }, .cnt = { C(syn_accepted, 1) } },
-	{ "knock v6", E_KNOCK, V6, false, .s = { SYN("1K") }, .cnt = { C(syn_accepted, 1) } },
+	{ "knock v6", E_KNOCK, V6, false, .s = { SYN("1K") },
+	  .cnt = { C(syn_accepted, 1), C(replay_unchecked, 1) } },
 	{ "knock v6 TS", E_KNOCK, V6, true, .s = { SYN("1K") }, .cnt = { C(syn_accepted, 1) } },
 	{ "native v4 TS, second key", E_NATIVE, V4, true, .s = { SYN("1K") },
 	  .cnt = { C(syn_accepted, 1) } },
@@ -538,10 +546,12 @@ static const struct scenario scenarios[] = {
 	{ "replay off: the other source passes", E_NOREPLAY, V4, true,
 	  .s = { SYN("1K"), SYN("2K", .who = OTHER_SRC) }, .cnt = { C(syn_accepted, 2) } },
 	{ "same source without TS reconnects from another port", E_KNOCK, V6, false,
-	  .s = { SYN("1K"), SYN("2K", .who = OTHER_SPORT) }, .cnt = { C(syn_accepted, 2) } },
-	{ "replay table full", E_KNOCK, V4, true, .replay_max = 1,
-	  .s = { SYN("1K"), SYN("2D", .tsval = 1000, .who = OTHER_SPORT, .answers = 1), SYN("3K") },
-	  .cnt = { C(syn_accepted, 2), C(replay_full, 1), C(rst_sent, 1) } },
+	  .s = { SYN("1K"), SYN("2K", .who = OTHER_SPORT) },
+	  .cnt = { C(syn_accepted, 2), C(replay_unchecked, 2) } },
+	/* A full replay table refuses nothing: the busiest source's oldest knock makes room. */
+	{ "replay table full: room made, nothing refused", E_KNOCK, V4, true, .replay_max = 1,
+	  .s = { SYN("1K"), SYN("2K", .tsval = 1000, .who = OTHER_SPORT), SYN("3K") },
+	  .cnt = { C(syn_accepted, 3), C(replay_displaced_source, 2) } },
 	/* 21-26: stray probes, and packets no entry protects */
 	{ "FIN v4", E_KNOCK, V4, false, .s = { STRAY(FIN, "1D", .answers = 1) },
 	  .cnt = { C(stray, 1), C(rst_sent, 1) } },
@@ -554,7 +564,7 @@ static const struct scenario scenarios[] = {
 	  .cnt = { C(stray, 1) } },
 	{ "no protect entry: port, address", E_ADDR, V4, false,
 	  .s = { SYN("1D", .who = OTHER_PORT), SYN("2D", .who = OTHER_DST), SYN("3K") },
-	  .cnt = { C(no_entry, 2), C(syn_accepted, 1) } },
+	  .cnt = { C(no_entry, 2), C(syn_accepted, 1), C(replay_unchecked, 1) } },
 	{ "an address-limited entry, IPv6", E_ADDR, V6, true,
 	  .s = { SYN("1D", .who = OTHER_DST), SYN("2K") },
 	  .cnt = { C(no_entry, 1), C(syn_accepted, 1) } },
@@ -624,10 +634,10 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN("1I"), DATA(0, 16, "2A") }, .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	{ "integrity v6, handshake ACK, split", E_INTEG, V6, false,
 	  .s = { SYN("1I"), BARE(ACK, "2A"), DATA(0, 8, ""), DATA(8, 8, "3A 4A") },
-	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(replay_unchecked, 1) } },
 	{ "integrity reordered", E_INTEG, V4, false,
 	  .s = { SYN("1I"), DATA(8, 8, ""), DATA(0, 8, "3A 2A") },
-	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(replay_unchecked, 1) } },
 	{ "integrity with bytes beyond the window held too", E_INTEG, V6, true,
 	  .s = { SYN("1I"), DATA(0, 10, ""), DATA(20, 100, ""), DATA(10, 10, "2A 4A 3A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
@@ -643,7 +653,7 @@ static const struct scenario scenarios[] = {
 	{ "integrity: the packet's other mark bits kept", E_INTEG, V4, false,
 	  .s = { SYN("1I", .mark = 0x7f0000ab), DATA(0, 16, "2A", .mark = 0x00000123),
 		 REPLY(16, 0, "3R", .mark = 0x00000456, .unflags = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(replay_unchecked, 1) } },
 	/* 39-43: integrity failures: every held segment dropped, both ends reset */
 	{ "integrity wrong bytes", E_INTEG, V4, true,
 	  .s = { SYN("1I"), DATA(0, 8, ""), DATA(8, 8, "2D 3D", .flip = 3, .kills = 1) },
@@ -651,10 +661,10 @@ static const struct scenario scenarios[] = {
 	{ "integrity wrong bytes, no socket: closed-port answer", E_INTEG, V6, false,
 	  .kill_ret = -ENOENT,
 	  .s = { SYN("1I"), DATA(0, 16, "2D", .flip = 16, .kills = 1, .answers = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(rst_sent, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(rst_sent, 1), C(replay_unchecked, 1) } },
 	{ "integrity wrong bytes without sock_diag", E_INTEG, V4, false, .no_sk = true,
 	  .s = { SYN("1I"), DATA(8, 8, ""), DATA(0, 8, "2D 3D", .flip = 1, .answers = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(rst_sent, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(rst_sent, 1), C(replay_unchecked, 1) } },
 	{ "integrity native wrong bytes", E_INTEG_N, V4, false,
 	  .s = { SYN("1I"), DATA(0, 64, "2D", .flip = 64, .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1) } },
@@ -673,15 +683,18 @@ static const struct scenario scenarios[] = {
 	  false,
 	  .s = { SYN("1I"), DATA(0, 16, "2A"), DATA(16, 1000, "3A"),
 		 DATA(0, 16, "4D", .flip = 1, .kills = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_conflict, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_conflict, 1),
+		   C(replay_unchecked, 1) } },
 	/* 45-47: hold limits: the segment is dropped, the flow goes on */
 	{ "hold cap: segments per flow", E_INTEG_MAX, V4, false,
 	  .s = { SYN("1I"), RUN(0, 1, 32, ""), DATA(32, 1, "34D"), TICK(10, "2-33D", .kills = 1) },
-	  .cnt = { C(syn_accepted, 1), C(hold_cap, 1), C(integ_timeout, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(hold_cap, 1), C(integ_timeout, 1),
+		   C(replay_unchecked, 1) } },
 	{ "hold cap: bytes per flow", E_INTEG_MAX, V6, false, .hold_flow_bytes = 1024,
 	  .s = { SYN("1I"), DATA(0, 400, ""), DATA(400, 400, ""), DATA(800, 400, "4D"),
 		 TICK(10, "2D 3D", .kills = 1) },
-	  .cnt = { C(syn_accepted, 1), C(hold_cap, 1), C(integ_timeout, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(hold_cap, 1), C(integ_timeout, 1),
+		   C(replay_unchecked, 1) } },
 	{ "hold cap: bytes per queue", E_INTEG_MAX, V4, true, .hold_bytes = 1000,
 	  .s = { SYN("1I"), DATA(0, 400, ""), DATA(400, 400, ""), DATA(800, 200, "4D"),
 		 DATA(800, 10, ""), TICK(10, "2D 3D 5D", .kills = 1) },
@@ -695,7 +708,8 @@ static const struct scenario scenarios[] = {
 	  .cnt = { C(syn_accepted, 1), C(integ_timeout, 1) } },
 	{ "integrity: a late segment after the timeout", E_INTEG, V6, false,
 	  .s = { SYN("1I"), TICK(10, "", .kills = 1), DATA(0, 16, "2D", .kills = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_timeout, 1), C(integ_unknown, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_timeout, 1), C(integ_unknown, 1),
+		   C(replay_unchecked, 1) } },
 	/* 51-53: segments of flows the daemon does not know */
 	{ "unknown flow", E_INTEG, V4, false, .s = { DATA(0, 10, "1D", .kills = 1) },
 	  .cnt = { C(integ_unknown, 1) } },
@@ -707,7 +721,7 @@ static const struct scenario scenarios[] = {
 	/* 54-58: bare segments and SYNs in a pending flow */
 	{ "integrity: the client's RST ends the flow", E_INTEG, V4, false,
 	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(TCP_RST, "3A 2D", .kills = 1) },
-	  .cnt = { C(syn_accepted, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(replay_unchecked, 1) } },
 	{ "integrity: a bare FIN passes, the flow goes on", E_INTEG, V6, true,
 	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(FIN | ACK, "3A"), DATA(8, 8, "2A 4A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
@@ -730,13 +744,14 @@ static const struct scenario scenarios[] = {
 	/* 59-61: short captures */
 	{ "integrity short capture inside the window", E_INTEG, V4, false,
 	  .s = { SYN("1I"), DATA(0, 4, ""), DATA(4, 12, "3D 2D", CAP(2), .kills = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_short_capture, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_short_capture, 1), C(replay_unchecked, 1) } },
 	{ "integrity short capture beyond the window is fine", E_INTEG, V6, false,
 	  .s = { SYN("1I"), DATA(16, 100, "", CAP(10)), DATA(0, 100, "3A 2A", CAP(16)) },
-	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(replay_unchecked, 1) } },
 	{ "integrity short capture, no socket", E_INTEG, V6, false, .kill_ret = -ENOENT,
 	  .s = { SYN("1I"), DATA(0, 16, "2D", CAP(15), .kills = 1, .answers = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_short_capture, 1), C(rst_sent, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_short_capture, 1), C(rst_sent, 1),
+		   C(replay_unchecked, 1) } },
 	/* 62-64: several flows */
 	{ "integrity: two flows interleaved", E_INTEG, V4, true,
 	  .s = { SYN("1I"), SYN("2I", .who = OTHER_SPORT), DATA(0, 8, ""),
@@ -747,11 +762,12 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN("1I"), SYN("2I", .who = OTHER_SPORT, .kills = 1, VICTIM(0)),
 		 DATA(0, 16, "3D", .kills = 1), DATA(0, 16, "4A", .who = OTHER_SPORT) },
 	  .cnt = { C(syn_accepted, 2), C(integ_evicted, 1), C(integ_unknown, 1),
-		   C(integ_ok, 1) } },
+		   C(integ_ok, 1), C(replay_unchecked, 2) } },
 	{ "integrity: pending table full of verified flows: refused", E_INTEG, V4, false,
 	  .max_flows = 1,
 	  .s = { SYN("1I"), DATA(0, 16, "2A"), SYN("3D", .who = OTHER_SPORT, .answers = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(flows_full, 1), C(rst_sent, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(flows_full, 1), C(rst_sent, 1),
+		   C(replay_unchecked, 2) } },
 	{ "integrity: wrong ISN, then its data", E_INTEG, V4, false,
 	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1), DATA(0, 16, "2D", .kills = 1) },
 	  .cnt = { C(syn_refused, 1), C(rst_sent, 1), C(integ_unknown, 1) } },
@@ -786,7 +802,7 @@ static const struct scenario scenarios[] = {
 	  .unflag_ret = -ENOENT,
 	  .s = { SYN("1I"), DATA(0, 16, "2A"), REPLY(16, 0, "3R", .unflags = 1),
 		 DATA(0, 16, "4A", .flip = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(replay_unchecked, 1) } },
 	{ "integrity: verified but never acknowledged: reset at the timeout", E_INTEG_N, V6, false,
 	  .s = { SYN("1I"), DATA(0, 64, "2A"), TICK(10, "", .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_unacked, 1) } },
@@ -804,10 +820,10 @@ static const struct scenario scenarios[] = {
 	{ "integrity: wrong bytes: the banner is dropped too", E_INTEG, V6, false,
 	  .s = { SYN("1I"), REPLY(0, 20, ""), REPLY(0, 20, ""),
 		 DATA(0, 16, "2D 3D 4D", .flip = 9, .kills = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(replay_unchecked, 1) } },
 	{ "integrity: the service's RST ends a waiting flow", E_INTEG, V4, false,
 	  .s = { SYN("1I"), DATA(0, 8, ""), REPLY(0, 0, "3R 2D", .flags = TCP_RST, .kills = 1) },
-	  .cnt = { C(syn_accepted, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(replay_unchecked, 1) } },
 	{ "integrity: the service's data for a flow we do not know", E_INTEG, V6, true,
 	  .s = { REPLY(0, 0, "1R"), REPLY(0, 0, "2R", .flags = TCP_RST),
 		 REPLY(0, 30, "3D", .kills = 1) },
@@ -843,10 +859,10 @@ static const struct scenario scenarios[] = {
 		 DATA(0, 16, "2R", .code = CODE_INVALID) } },
 	{ "an invalid segment of a waiting flow is held and checked", E_INTEG, V4, false,
 	  .s = { SYN("1I"), DATA(0, 8, "", .code = CODE_INVALID), DATA(8, 8, "2R 3A") },
-	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(replay_unchecked, 1) } },
 	{ "an invalid segment with other bytes fails the flow", E_INTEG, V6, false,
 	  .s = { SYN("1I"), DATA(0, 16, "2D", .flip = 4, .code = CODE_INVALID, .kills = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(replay_unchecked, 1) } },
 	/* Guessing: refused knocks per source, and the optional penalty */
 	{ "guessing: a source crosses the threshold, no penalty", E_KNOCK, V4, true,
 	  .guess_threshold = 2,
@@ -863,13 +879,13 @@ static const struct scenario scenarios[] = {
 		   C(syn_accepted, 1) } },
 	{ "guessing: failed integrity bytes count too", E_INTEG, V4, false, .guess_threshold = 1,
 	  .s = { SYN("1I"), DATA(0, 16, "2D", .flip = 1, .kills = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(guessers, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(guessers, 1), C(replay_unchecked, 1) } },
 	/* What one source holds, and what the queue holds */
 	{ "hold cap: one source's share", E_INTEG_MAX, V4, false, .maxlen = 1024,
 	  .s = { SYN("1I"), SYN("2I", .who = OTHER_SPORT), SYN("3I", .who = OTHER_SPORT2),
 		 RUN(0, 1, 32, ""), RUN(0, 1, 32, "", .who = OTHER_SPORT),
 		 DATA(0, 1, "68D", .who = OTHER_SPORT2) },
-	  .cnt = { C(syn_accepted, 3), C(source_cap, 1) } },
+	  .cnt = { C(syn_accepted, 3), C(source_cap, 1), C(replay_unchecked, 3) } },
 	{ "hold cap: the queue's share, the oldest unverified flow goes", E_INTEG_MAX, V6, true,
 	  .maxlen = 64,
 	  .s = { SYN("1I"), SYN("2I", .who = OTHER_SRC, .tsval = 1000), RUN(0, 1, 20, ""),
@@ -886,7 +902,8 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN("1K", .dial = DIAL_PUB), SYN("2K", .dial = DIAL_OWN, .who = OTHER_SPORT) },
 	  .cnt = { C(syn_accepted, 2) } },
 	{ "public: knock for public address:2200 (a port forward), v4", E_PUB, V4, false,
-	  .s = { SYN("1K", .dial = DIAL_PUB_PORT) }, .cnt = { C(syn_accepted, 1) } },
+	  .s = { SYN("1K", .dial = DIAL_PUB_PORT) },
+	  .cnt = { C(syn_accepted, 1), C(replay_unchecked, 1) } },
 	{ "public: the public address with a port not in the list", E_PUB, V4, true,
 	  .s = { SYN("1D", .dial = DIAL_PUB_OTHER_PORT, .answers = 1) },
 	  .cnt = { C(syn_refused, 1), C(rst_sent, 1) } },
@@ -933,13 +950,52 @@ static const struct scenario scenarios[] = {
 	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1) } },
 	{ "public: integrity, knock mode, tampered bytes, v6", E_PUB_INTEG, V6, false,
 	  .s = { SYN("1I", .dial = DIAL_PUB), DATA(0, 16, "2D", .flip = 16, .kills = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1) } },
+	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(replay_unchecked, 1) } },
 	/* A SYN retransmitted for another destination before data: the flow takes it. */
 	{ "public: integrity, a restart dialled elsewhere checks with the new one", E_PUB_INTEG_N,
 	  V6, true,
 	  .s = { SYN("1I", .dial = DIAL_PUB), SYN("2I", .dial = DIAL_PUB_PORT, .tsval = 1000),
 		 DATA(0, 64, "3A") },
 	  .cnt = { C(syn_accepted, 2), C(integ_ok, 1) } },
+	/*
+	 * SYNs without a timestamp.  Native: the nonce form makes two clients
+	 * two knocks, a replay of one from elsewhere is still refused, and the
+	 * classic form (older clients) is still a knock, replay-checked as
+	 * ever.  Knock mode: one ISN for every such client, so no replay check.
+	 * timestamps "required": refused after the same verification.
+	 */
+	{ "no TS, native: two clients in the nonce form both get in", E_NATIVE, V4, false,
+	  .s = { SYN("1K", .how = ISN_NONCE, .tsval = 1),
+		 SYN("2K", .how = ISN_NONCE, .tsval = 2, .who = OTHER_SRC) },
+	  .cnt = { C(syn_accepted, 2), C(syn_nonce, 2) } },
+	{ "no TS, native: a nonce-form knock replayed from elsewhere", E_NATIVE, V6, false,
+	  .s = { SYN("1K", .how = ISN_NONCE, .tsval = 0xee),
+		 SYN("2D", .how = ISN_NONCE, .tsval = 0xee, .who = OTHER_SRC, .answers = 1),
+		 SYN("3K", .how = ISN_NONCE, .tsval = 0xee, .who = OTHER_SPORT) },
+	  .cnt = { C(syn_accepted, 2), C(syn_nonce, 2), C(replay_refused, 1), C(rst_sent, 1) } },
+	{ "no TS, native: the classic form, same source reconnects", E_NATIVE, V6, false,
+	  .s = { SYN("1K"), SYN("2K", .who = OTHER_SPORT) }, .cnt = { C(syn_accepted, 2) } },
+	{ "no TS, native: the classic form from another source is a replay", E_NATIVE, V4, false,
+	  .s = { SYN("1K"), SYN("2D", .who = OTHER_SRC, .answers = 1) },
+	  .cnt = { C(syn_accepted, 1), C(replay_refused, 1), C(rst_sent, 1) } },
+	{ "with TS, native: the nonce form is no knock", E_NATIVE, V4, true,
+	  .s = { SYN("1D", .how = ISN_NONCE, .tsval = 5, .answers = 1) },
+	  .cnt = { C(syn_refused, 1), C(rst_sent, 1) } },
+	{ "no TS, native integrity: no nonce form", E_INTEG_N, V6, false,
+	  .s = { SYN("1D", .how = ISN_NONCE, .tsval = 5, .answers = 1) },
+	  .cnt = { C(syn_refused, 1), C(rst_sent, 1) } },
+	{ "no TS, knock mode: another client's same knock gets in too", E_KNOCK, V4, false,
+	  .s = { SYN("1K"), SYN("2K", .who = OTHER_SRC) },
+	  .cnt = { C(syn_accepted, 2), C(replay_unchecked, 2) } },
+	{ "timestamps required: a valid knock without one is refused", E_TSREQ, V4, false,
+	  .s = { SYN("1D", .answers = 1), SYN("2D", .how = ISN_NONCE, .who = OTHER_SPORT,
+					       .answers = 1) },
+	  .cnt = { C(ts_missing, 2), C(rst_sent, 2) } },
+	{ "timestamps required: with one it gets in", E_TSREQ, V6, true, .s = { SYN("1K") },
+	  .cnt = { C(syn_accepted, 1) } },
+	{ "timestamps required: a bad one without is just refused", E_TSREQ, V6, false,
+	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1) }, .cnt = { C(syn_refused, 1),
+								 C(rst_sent, 1) } },
 };
 
 /* ------------------------------------------------------------------ */
@@ -1033,6 +1089,8 @@ static uint32_t client_isn(const struct scenario *sc, const struct step *st, uin
 	default:
 		break;
 	}
+	if (st->how == ISN_NONCE)
+		return isn_native_nonce(key, &in, e, (uint8_t)st->tsval);
 	isn = isn_compute(key, es->mode, &in, e, payload, es->integrity_len);
 	return st->how == ISN_BAD ? isn ^ 0x80000000u : isn;
 }
@@ -1311,7 +1369,7 @@ static void check_counters(struct run *r)
 	for (int i = 1; i < PKT_DROP_MAX; i++)
 		CHECK_EQ_U(c->pkt_drop[i], i == (int)sc->drop, "scenario %u: pkt_drop %s", r->no,
 			   pkt_drop_name((enum pkt_drop)i));
-	refused = c->c[SC_syn_refused] + c->c[SC_replay_refused] + c->c[SC_replay_full] +
+	refused = c->c[SC_syn_refused] + c->c[SC_replay_refused] + c->c[SC_ts_missing] +
 		  c->c[SC_flows_full] + c->c[SC_integ_syn_data] + c->c[SC_penalized];
 	for (size_t i = 0; i < NENTRIES; i++) {
 		CHECK_EQ_U(c->port_accepted[i], i == sc->entry ? c->c[SC_syn_accepted] : 0,
@@ -1475,7 +1533,8 @@ static void check_dispatch(void)
  * Every SYN decided costs the same ISN computations: a refused knock for
  * any entry (whatever its keys, candidate destinations and epochs) and a
  * closed port's probe cost the budget, the most any entry needs per mode
- * (counted here from the entries, apart from server_budget_of); the same
+ * (counted here from the entries, apart from server_budget_of), with a
+ * timestamp and without (the native nonce form doubles the work); the same
  * from a source serving a guessing penalty costs none, whatever the port.
  */
 static void check_budget(void)
@@ -1483,16 +1542,23 @@ static void check_budget(void)
 	static struct server s;
 	static struct replay rp;
 	static uint8_t buf[BUF_LEN];
-	uint64_t most[2] = { 0, 0 };
+	uint64_t most[2][2] = { { 0, 0 }, { 0, 0 } };	/* [no timestamp][mode] */
 	size_t tcp_off;
 
 	for (size_t i = 0; i < NENTRIES; i++) {
 		const struct entry_spec *es = &entries[i];
-		uint64_t n = es->nkeys * (1 + (es->pub ? sizeof(pub_list) / sizeof(pub_list[0]) : 0)) *
-			     (es->mode == KG_MODE_NATIVE && es->window ? 3 : 1);
+		bool native = es->mode == KG_MODE_NATIVE;
 
-		if (n > most[es->mode])
-			most[es->mode] = n;
+		for (int nots = 0; nots <= 1; nots++) {
+			/* Keys x candidates x epochs, x 2 for the nonce form without TS. */
+			uint64_t n = es->nkeys *
+				     (1 + (es->pub ? sizeof(pub_list) / sizeof(pub_list[0]) : 0)) *
+				     (native && es->window ? 3 : 1) *
+				     (native && nots && !es->integrity_len ? 2 : 1);
+
+			if (n > most[nots][es->mode])
+				most[nots][es->mode] = n;
+		}
 	}
 	if (replay_init(&rp, 64) < 0 ||
 	    server_init(&s, &conf, &rp, FAKE_SK, FAKE_RS, FAKE_CT, 1) < 0) {
@@ -1501,15 +1567,17 @@ static void check_budget(void)
 	}
 	s.mono = MONO0;
 	s.wall = WALL0;
-	CHECK(most[0] > 0 && most[1] > 0, "budget: entries of both modes");
+	CHECK(most[0][0] > 0 && most[0][1] > 0, "budget: entries of both modes");
 	for (int pen = 0; pen <= 1; pen++) {
 		for (size_t i = 0; i <= NENTRIES; i++) {
-			for (int fam = AF_INET; fam != 0; fam = fam == AF_INET ? AF_INET6 : 0) {
+			for (int k = 0; k < 4; k++) {
 				/* i == NENTRIES: a closed port's probe (prerouting_closed). */
+				int fam = k % 2 ? AF_INET6 : AF_INET;
+				bool ts = k < 2;
 				uint16_t port = i < NENTRIES ? entries[i].port : 9999;
 				struct spec sp = { .family = fam, .src = src_of(fam, 0),
 						   .dst = dst_of(fam, 0), .sport = SPORT, .dport = port,
-						   .seq = 0x01020304, .flags = TCP_SYN, .ts = true,
+						   .seq = 0x01020304, .flags = TCP_SYN, .ts = ts,
 						   .tsval = TSVAL0 };
 				size_t len = build(buf, &sp, &tcp_off);
 				struct nfqueue_packet p = {
@@ -1520,10 +1588,12 @@ static void check_budget(void)
 
 				nevents = 0;
 				server_packet(&s, FAKE_Q, &p);
-				CHECK_EQ_U(s.isn_work - before, pen ? 0 : most[0] + most[1],
-					   "budget: %s SYN to port %u, IPv%d%s",
+				CHECK_EQ_U(s.isn_work - before,
+					   pen ? 0 : most[!ts][0] + most[!ts][1],
+					   "budget: %s SYN to port %u, IPv%d, %s%s",
 					   i < NENTRIES ? "a refused" : "a closed port's", port,
-					   fam == AF_INET ? 4 : 6, pen ? ", penalized source" : "");
+					   fam == AF_INET ? 4 : 6, ts ? "timestamp" : "no timestamp",
+					   pen ? ", penalized source" : "");
 			}
 		}
 		/* The same source guesses on until it serves a penalty. */

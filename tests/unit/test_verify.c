@@ -3,8 +3,9 @@
  * (RFC 1321 appendix A.5), the integrity hash alone, and verify_syn /
  * verify_payload acceptance rules with an injected clock.
  *
- * Native-mode answers were generated once by tests/isn/model.py (an
- * independent composition over libsodium through ctypes) and are fixed here.
+ * Native-mode answers, the nonce form's too, were generated once by
+ * tests/isn/model.py (an independent composition over libsodium through
+ * ctypes) and are fixed here.
  */
 #include <sys/socket.h>
 #include <arpa/inet.h>
@@ -103,10 +104,10 @@ static void test_knock_known_answers(void)
 		uint32_t isn = isn_compute(&k, KG_MODE_KNOCK, &in, 0, (const uint8_t *)example_payload,
 					   rows[i].ilen);
 		struct verify_params p = { .mode = KG_MODE_KNOCK, .integrity_len = (uint16_t)rows[i].ilen };
-		uint64_t e = 99;
+		struct verify_match e = { .epoch = 99 };
 
 		CHECK_EQ_U(isn, rows[i].isn, "knock row %zu", i + 1);
-		CHECK(verify_syn(&k, &p, &in, rows[i].isn, 0, &e) == VERIFY_OK && e == 0,
+		CHECK(verify_syn(&k, &p, &in, rows[i].isn, 0, &e) == VERIFY_OK && e.epoch == 0,
 		      "knock row %zu verifies", i + 1);
 		CHECK(verify_payload(&k, &p, &in, rows[i].isn, 0, (const uint8_t *)example_payload) ==
 			      VERIFY_OK, "knock row %zu payload verifies", i + 1);
@@ -156,7 +157,7 @@ static void test_native_known_answers(void)
 		uint64_t e = isn_epoch(rows[i].now, rows[i].window);
 		struct verify_params p = { .mode = KG_MODE_NATIVE, .integrity_len = (uint16_t)ilen,
 					   .window = rows[i].window };
-		uint64_t got_e = 0;
+		struct verify_match got_e = { 0 };
 
 		CHECK_EQ_U(isn_compute(&k, KG_MODE_NATIVE, &in, e, pl, ilen), rows[i].isn,
 			   "native row %zu", i + 1);
@@ -164,7 +165,7 @@ static void test_native_known_answers(void)
 			CHECK_EQ_U(isn_ih_native(&k, &in, e, pl, ilen), rows[i].ih, "native IH row %zu",
 				   i + 1);
 		CHECK(verify_syn(&k, &p, &in, rows[i].isn, rows[i].now, &got_e) == VERIFY_OK &&
-			      got_e == e, "native row %zu verifies", i + 1);
+			      got_e.epoch == e && !got_e.nonce, "native row %zu verifies", i + 1);
 		CHECK(verify_payload(&k, &p, &in, rows[i].isn, e, pl) == VERIFY_OK,
 		      "native row %zu payload verifies", i + 1);
 	}
@@ -196,7 +197,7 @@ static void test_native_window(void)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		uint64_t client_e = isn_epoch(server_now + (uint64_t)rows[i].skew, 30);
 		uint32_t isn = isn_compute(&k, KG_MODE_NATIVE, &in, client_e, NULL, 0);
-		uint64_t e;
+		struct verify_match e;
 
 		CHECK(verify_syn(&k, &p, &in, isn, server_now, &e) == rows[i].want,
 		      "window row %zu", i + 1);
@@ -204,14 +205,14 @@ static void test_native_window(void)
 	/* Window 0: epoch is always 0, whatever the time. */
 	p.window = 0;
 	uint32_t isn0 = isn_compute(&k, KG_MODE_NATIVE, &in, 0, NULL, 0);
-	uint64_t e;
+	struct verify_match e;
 	CHECK(verify_syn(&k, &p, &in, isn0, 0, &e) == VERIFY_OK, "window 0 at t=0");
 	CHECK(verify_syn(&k, &p, &in, isn0, UINT64_MAX, &e) == VERIFY_OK, "window 0 at t=max");
 	/* Epoch 0 and the largest epoch do not wrap. */
 	p.window = 1;
-	CHECK(verify_syn(&k, &p, &in, isn0, 0, &e) == VERIFY_OK && e == 0, "epoch 0 edge");
+	CHECK(verify_syn(&k, &p, &in, isn0, 0, &e) == VERIFY_OK && e.epoch == 0, "epoch 0 edge");
 	uint32_t isn_max = isn_compute(&k, KG_MODE_NATIVE, &in, UINT64_MAX, NULL, 0);
-	CHECK(verify_syn(&k, &p, &in, isn_max, UINT64_MAX, &e) == VERIFY_OK && e == UINT64_MAX,
+	CHECK(verify_syn(&k, &p, &in, isn_max, UINT64_MAX, &e) == VERIFY_OK && e.epoch == UINT64_MAX,
 	      "epoch max edge");
 }
 
@@ -223,7 +224,7 @@ static void test_binding(void)
 	struct isn_input in = input("192.0.2.1", a, 22, 1000);
 	struct isn_input in6 = input("::ffff:192.0.2.1", b, 22, 1000);
 	const uint8_t *pl = (const uint8_t *)example_payload;
-	uint64_t e;
+	struct verify_match e;
 
 	for (int mode = KG_MODE_KNOCK; mode <= KG_MODE_NATIVE; mode++) {
 		struct verify_params p = { .mode = (enum kg_mode)mode, .window = 30 };
@@ -258,11 +259,12 @@ static void test_binding(void)
 		CHECK(verify_syn(&k, &pi, &in, isni, now, &e) == VERIFY_OK, "mode %d integrity", mode);
 		CHECK(verify_syn(&k, &pi, &in, isni ^ 1, now, &e) == VERIFY_BAD_ISN,
 		      "mode %d IH bit bound into AV", mode);
-		CHECK(verify_payload(&k, &pi, &in, isni, e, pl) == VERIFY_OK, "mode %d payload", mode);
+		CHECK(verify_payload(&k, &pi, &in, isni, e.epoch, pl) == VERIFY_OK, "mode %d payload",
+		      mode);
 		uint8_t bad[28];
 		memcpy(bad, pl, sizeof(bad));
 		bad[27] ^= 0x20;
-		CHECK(verify_payload(&k, &pi, &in, isni, e, bad) == VERIFY_BAD_IH,
+		CHECK(verify_payload(&k, &pi, &in, isni, e.epoch, bad) == VERIFY_BAD_IH,
 		      "mode %d tampered payload", mode);
 	}
 	/* A short key cannot be used in native mode. */
@@ -270,6 +272,102 @@ static void test_binding(void)
 	key_from(&k, example_secret, strlen(example_secret));
 	CHECK(!k.native_ok, "19-byte key not native");
 	CHECK(verify_syn(&k, &pn, &in, 0, 0, &e) == VERIFY_BAD_KEY, "native with short key");
+}
+
+/*
+ * The nonce form (native, auth only, SYNs without a timestamp): known
+ * answers from tests/isn/model.py (key bytes 0..31), and what it binds.
+ */
+static void test_native_nonce(void)
+{
+	static const struct {
+		const char *dst;
+		uint16_t port;
+		uint64_t now;
+		uint32_t window;
+		uint8_t nonce;
+		uint32_t isn;
+	} rows[] = {
+		/* 1 */ { "192.0.2.10", 22, 1700000000, 30, 0x00, 0xce7fec00 },
+		/* 2 */ { "192.0.2.10", 22, 1700000000, 30, 0xa5, 0x2b5b80a5 },
+		/* 3 */ { "2001:db8::10", 2222, 1700000000, 30, 0xff, 0x7fb8dbff },
+		/* 4 */ { "198.51.100.7", 65535, 0xffffffffffffULL, 60, 0x01, 0xf5eca001 },
+		/* 5 */ { "2001:db8::10", 443, 1700000000, 0, 0x42, 0x3c0e5d42 },
+	};
+	struct kg_key k;
+
+	native_test_key(&k);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint8_t a[16];
+		struct isn_input in = input(rows[i].dst, a, rows[i].port, 0);
+		uint64_t e = isn_epoch(rows[i].now, rows[i].window);
+		struct verify_params p = { .mode = KG_MODE_NATIVE, .window = rows[i].window,
+					   .no_ts = true };
+		struct verify_params with_ts = p;
+		struct verify_params integ = p;
+		struct verify_match m = { 0 };
+
+		with_ts.no_ts = false;
+		integ.integrity_len = 28;
+		CHECK_EQ_U(isn_native_nonce(&k, &in, e, rows[i].nonce), rows[i].isn,
+			   "nonce row %zu", i + 1);
+		CHECK(verify_syn(&k, &p, &in, rows[i].isn, rows[i].now, &m) == VERIFY_OK &&
+			      m.nonce && m.epoch == e,
+		      "nonce row %zu verifies, as the nonce form", i + 1);
+		/* The TSval of a SYN without a timestamp is 0 whatever the caller says. */
+		in.tsval = 77;
+		CHECK_EQ_U(isn_native_nonce(&k, &in, e, rows[i].nonce), rows[i].isn,
+			   "nonce row %zu: TSval not covered", i + 1);
+		in.tsval = 0;
+		/* Only for a SYN without a timestamp, and never in integrity mode. */
+		CHECK(verify_syn(&k, &with_ts, &in, rows[i].isn, rows[i].now, &m) == VERIFY_BAD_ISN,
+		      "nonce row %zu: not with a timestamp", i + 1);
+		CHECK(verify_syn(&k, &integ, &in, rows[i].isn, rows[i].now, &m) == VERIFY_BAD_ISN,
+		      "nonce row %zu: not in integrity mode", i + 1);
+		/* Each MAC bit and the nonce are bound. */
+		CHECK(verify_syn(&k, &p, &in, rows[i].isn ^ 0x00000100, rows[i].now, &m) ==
+			      VERIFY_BAD_ISN, "nonce row %zu: lowest MAC bit", i + 1);
+		CHECK(verify_syn(&k, &p, &in, rows[i].isn ^ 0x80000000, rows[i].now, &m) ==
+			      VERIFY_BAD_ISN, "nonce row %zu: highest MAC bit", i + 1);
+		CHECK(verify_syn(&k, &p, &in, rows[i].isn ^ 0x00000001, rows[i].now, &m) ==
+			      VERIFY_BAD_ISN, "nonce row %zu: the nonce", i + 1);
+	}
+
+	/* The classic ISN of a SYN without a timestamp still verifies (older clients). */
+	uint8_t a[16];
+	struct isn_input in = input("192.0.2.10", a, 22, 0);
+	struct verify_params p = { .mode = KG_MODE_NATIVE, .window = 30, .no_ts = true };
+	struct verify_match m = { .nonce = true };
+	const uint64_t now = 1700000000;
+	uint64_t e = isn_epoch(now, 30);
+
+	CHECK(verify_syn(&k, &p, &in, 0x49708bf9, now, &m) == VERIFY_OK && !m.nonce &&
+		      m.epoch == e, "classic TS-less knock verifies, not as the nonce form");
+	/* Epochs e-1 and e+1 pass, e+2 does not, as for the classic form. */
+	CHECK(verify_syn(&k, &p, &in, isn_native_nonce(&k, &in, e - 1, 9), now, &m) == VERIFY_OK &&
+		      m.epoch == e - 1, "nonce form, epoch e-1");
+	CHECK(verify_syn(&k, &p, &in, isn_native_nonce(&k, &in, e + 1, 9), now, &m) == VERIFY_OK &&
+		      m.epoch == e + 1, "nonce form, epoch e+1");
+	CHECK(verify_syn(&k, &p, &in, isn_native_nonce(&k, &in, e + 2, 9), now, &m) ==
+		      VERIFY_BAD_ISN, "nonce form, epoch e+2");
+	/* Domain separation: the nonce form's MAC is not the classic AV's. */
+	uint32_t classic = isn_compute(&k, KG_MODE_NATIVE, &in, e, NULL, 0);
+	CHECK(isn_native_nonce(&k, &in, e, (uint8_t)classic) != classic,
+	      "the nonce form is not the classic AV with its own low byte");
+	/* Another port, destination or key: refused. */
+	struct isn_input t = in;
+	uint32_t isn = isn_native_nonce(&k, &in, e, 0x33);
+	t.port = 23;
+	CHECK(verify_syn(&k, &p, &t, isn, now, &m) == VERIFY_BAD_ISN, "nonce form: port bound");
+	uint8_t b[16];
+	t = input("192.0.2.11", b, 22, 0);
+	CHECK(verify_syn(&k, &p, &t, isn, now, &m) == VERIFY_BAD_ISN, "nonce form: dst bound");
+	struct kg_key other = k;
+	other.k_nv[0] ^= 1;
+	CHECK(verify_syn(&other, &p, &in, isn, now, &m) == VERIFY_BAD_ISN, "nonce form: key bound");
+	/* Knock mode has no nonce form. */
+	struct verify_params pk = { .mode = KG_MODE_KNOCK, .no_ts = true };
+	CHECK(verify_syn(&k, &pk, &in, isn, now, &m) == VERIFY_BAD_ISN, "knock mode: no nonce form");
 }
 
 int main(void)
@@ -280,6 +378,7 @@ int main(void)
 	test_knock_known_answers();
 	test_native_known_answers();
 	test_native_window();
+	test_native_nonce();
 	test_binding();
 	return unit_done("verify");
 }
