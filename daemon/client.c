@@ -29,6 +29,7 @@
 
 #include "bytes.h"
 #include "client.h"
+#include "clienticmp.h"
 #include "gwnat.h"
 #include "integ.h"
 #include "pkt.h"
@@ -371,8 +372,14 @@ static enum seq_dir forward_dir(const struct client *c, const uint8_t *pkt,
 void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p)
 {
 	struct pkt_view v;
+	enum pkt_drop why = pkt_parse(p->data, p->caplen, &v);
 
-	if (pkt_parse(p->data, p->caplen, &v) != PKT_OK) {
+	/* Only the ICMP error rules queue anything but TCP, at these hooks. */
+	if (why == PKT_NOT_TCP && (p->hook == NF_INET_LOCAL_IN || p->hook == NF_INET_FORWARD)) {
+		client_icmp(c, q, p);
+		return;
+	}
+	if (why != PKT_OK) {
 		c->cnt[CC_pkt_errors]++;
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 		return;

@@ -38,6 +38,9 @@
 	X(translated_out, "outgoing packets shifted in user space")                    \
 	X(translated_in, "incoming packets shifted in user space")                     \
 	X(untranslatable, "user-path packets dropped: not wholly captured")            \
+	X(icmp_translated, "ICMP errors about translated flows translated back")       \
+	X(icmp_passed, "ICMP errors passed unchanged: their flow has no shift")        \
+	X(icmp_unread, "ICMP errors passed unchanged: unreadable or not wholly captured") \
 	X(pkt_errors, "malformed packets dropped")
 
 enum client_counter {

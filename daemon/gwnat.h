@@ -10,7 +10,10 @@
  * destination the entry carries the source NAT a masquerade rule gives:
  * this host's own source address toward the destination (the kernel's
  * source address selection, asked through a connected UDP socket that
- * sends nothing), the port kept unless it clashes.
+ * sends nothing), the port kept unless it clashes.  The kernel applies
+ * that binding only while a nat chain is registered in the namespace:
+ * with `from`, the table has an empty one of its own (nftplan.c), for
+ * routers with no nat table.
  */
 #ifndef KNOCKGW_GWNAT_H
 #define KNOCKGW_GWNAT_H

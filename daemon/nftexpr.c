@@ -166,6 +166,69 @@ static void x_addr(struct nftnl_rule *r, const struct prefix *a, bool src, bool 
 	x_cmp(r, NFT_CMP_EQ, want, len);
 }
 
+/* ct original ip[6] saddr/daddr: the address of the flow's original tuple. */
+static void x_ct_addr(struct nftnl_rule *r, const struct prefix *a, bool src)
+{
+	uint32_t len = a->family == AF_INET ? 4 : 16;
+	uint8_t mask[16] = { 0 }, zero[16] = { 0 }, want[16];
+	struct nftnl_expr *e = nftnl_expr_alloc("ct");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY,
+			   a->family == AF_INET ? (src ? NFT_CT_SRC_IP : NFT_CT_DST_IP)
+						: (src ? NFT_CT_SRC_IP6 : NFT_CT_DST_IP6));
+	nftnl_expr_set_u8(e, NFTNL_EXPR_CT_DIR, IP_CT_DIR_ORIGINAL);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	for (unsigned bit = 0; bit < a->len; bit++)
+		mask[bit / 8] |= (uint8_t)(0x80 >> (bit % 8));
+	for (unsigned i = 0; i < len; i++)
+		want[i] = a->addr[i] & mask[i];
+	if (a->len != len * 8)
+		x_bitwise(r, mask, zero, len);
+	x_cmp(r, NFT_CMP_EQ, want, len);
+}
+
+/*
+ * An ICMP error about a flow of a knock entry's (RK_CLIENT_ICMP: this
+ * host's, at input; RK_CLIENT_FWD_ICMP: a routed one's, at forward): the
+ * error's conntrack entry is the flow's, so its original tuple names the
+ * flow; conntrack relates only errors, and those about our side's segments
+ * come in the reply direction.  An error from loopback is this host's own
+ * (a local reject) about a segment not yet shifted: left alone.  Bypass:
+ * with no daemon the error goes on as it came.
+ */
+static void build_icmp_rule(struct nftnl_rule *r, const struct nftplan_rule *ru,
+			    const struct nftplan *p, enum nft_queue_kind kind)
+{
+	uint8_t l4 = ru->addr->family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+	uint8_t dir_reply = IP_CT_DIR_REPLY;
+	uint16_t port = htons(ru->port);
+	uint32_t lo = LOOPBACK_IFINDEX;
+	struct nftnl_expr *e;
+
+	x_key(r, KEY_META, NFT_META_L4PROTO, false);
+	x_cmp(r, NFT_CMP_EQ, &l4, 1);
+	x_key(r, KEY_CT, NFT_CT_STATE, false);
+	x_masked_eq32(r, NF_CT_STATE_BIT(IP_CT_RELATED), 0, NFT_CMP_NEQ);
+	x_key(r, KEY_CT, NFT_CT_DIRECTION, false);
+	x_cmp(r, NFT_CMP_EQ, &dir_reply, 1);
+	if (ru->from)
+		x_ct_addr(r, ru->from, true);
+	x_ct_addr(r, ru->addr, false);
+	e = nftnl_expr_alloc("ct");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_PROTO_DST);
+	nftnl_expr_set_u8(e, NFTNL_EXPR_CT_DIR, IP_CT_DIR_ORIGINAL);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	x_cmp(r, NFT_CMP_EQ, &port, sizeof(port));
+	if (!ru->from) {
+		x_key(r, KEY_META, NFT_META_IIF, false);
+		x_cmp(r, NFT_CMP_NEQ, &lo, sizeof(lo));
+	}
+	x_counter(r);
+	x_queue(r, p, kind, ru, true);
+}
+
 /*
  * fib daddr type local (op EQ): the destination is one of this host's
  * addresses; with NEQ, it is not (a packet this host routes).
@@ -419,6 +482,10 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_masked_eq32(r, m->mask, m->noconn, NFT_CMP_EQ);
 		x_counter(r);
 		x_reject_rst(r);
+		return;
+	case RK_CLIENT_ICMP:
+	case RK_CLIENT_FWD_ICMP:
+		build_icmp_rule(r, ru, p, kind);
 		return;
 	case RK_NAT_ACCEPTED:
 		/* Only a verdict sets ACCEPTED: the knock rules clear our bits. */

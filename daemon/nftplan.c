@@ -123,6 +123,18 @@
  *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) != syn
  *                   meta mark set ct mark  queue DATA
  *       ip saddr D ip daddr F tcp sport P  meta mark set ct mark  queue DATA }
+ *     ICMP errors about the client's flows (their quote holds the shifted
+ *     sequence number, which conntrack adjusts nowhere; clienticmp.h):
+ *     chain input_icmp {  type filter hook input priority -150;
+ *       per knock entry: meta l4proto icmp ct state related ct direction reply
+ *                   ct original ip daddr D ct original proto-dst P
+ *                   iif != lo  queue DATA bypass }
+ *     chain forward_icmp {  type filter hook forward priority -150;
+ *       per `from` prefix F: the same with ct original ip saddr F, no iif }
+ *     and with `from` anywhere, an empty nat chain: the kernel applies the
+ *     NAT binding of a routed flow's entry (gwnat.h) only while a nat chain
+ *     is registered in the namespace
+ *     chain postrouting_nat {  type nat hook postrouting priority 100; }
  *   }
  *
  * Queues: "queue SYN" is the set of SYNs, queue.num .. num + count - 1;
@@ -197,6 +209,8 @@ enum {
 	CLOSED_LATE_PRIORITY = 11,
 	RAW_PRIORITY = -300,
 	USER_PRIORITY = -150,
+	ICMP_PRIORITY = -150,		/* after conntrack, and (forward) after un-NAT */
+	SRCNAT_PRIORITY = 100,		/* nft's srcnat */
 	PLAN_FIRST = 64,
 };
 
@@ -214,6 +228,9 @@ static const struct nftplan_chain_def chains[CH_MAX] = {
 	[CH_OUTPUT] = { "output", "filter", NF_INET_LOCAL_OUT, USER_PRIORITY },
 	[CH_PREROUTING_RAW] = { "prerouting_raw", "filter", NF_INET_PRE_ROUTING, RAW_PRIORITY },
 	[CH_FORWARD_USER] = { "forward_user", "filter", NF_INET_FORWARD, USER_PRIORITY },
+	[CH_INPUT_ICMP] = { "input_icmp", "filter", NF_INET_LOCAL_IN, ICMP_PRIORITY },
+	[CH_FORWARD_ICMP] = { "forward_icmp", "filter", NF_INET_FORWARD, ICMP_PRIORITY },
+	[CH_POSTROUTING_NAT] = { "postrouting_nat", "nat", NF_INET_POST_ROUTING, SRCNAT_PRIORITY },
 };
 
 const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch)
@@ -378,6 +395,20 @@ static bool answers_locally(const struct conf_protect *e)
 	return !e->forward && e->on_fail == ON_FAIL_RESET;
 }
 
+/*
+ * The gateway's routed flows carry their source NAT in the conntrack entry
+ * the daemon makes (gwnat.h), and the kernel applies an entry's NAT only
+ * while some nat chain is registered in the namespace: on a router with
+ * no nat table of its own, an empty one of ours, or a flow would leave
+ * with its LAN source.  It maps nothing itself.
+ */
+static void plan_gateway_nat(struct nftplan *p, const struct conf *c)
+{
+	for (size_t i = 0; i < c->nknock; i++)
+		if (c->knock[i].nfrom > 0)
+			p->used[CH_POSTROUTING_NAT] = true;
+}
+
 static void plan_entry(struct nftplan *p, const struct conf_protect *e, const struct prefix *a)
 {
 	if (hides(p, e))
@@ -430,6 +461,7 @@ int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
 {
 	plan_start(c, p);
 	plan_push(p, (struct nftplan_rule){ .kind = RK_CT_KEEP, .chain = CH_OUTPUT_RAW });
+	plan_gateway_nat(p, c);
 	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++) {
 		plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, &c->knock[i], false);
 		plan_client(p, RK_CLIENT_IN, CH_INPUT, &c->knock[i], true);
@@ -574,6 +606,12 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 
 		plan_client(p, RK_CLIENT_SYN, CH_OUTPUT_RAW, k, false);
 		plan_gateway_syn(p, k);
+		/*
+		 * Errors about the flow carry a quote of its segment as it
+		 * left, shifted, which conntrack's adjustment never touches.
+		 */
+		plan_client(p, RK_CLIENT_ICMP, CH_INPUT_ICMP, k, false);
+		plan_gateway(p, RK_CLIENT_FWD_ICMP, CH_FORWARD_ICMP, k);
 		if (c->translate == TRANSLATE_USER) {
 			plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, k, false);
 			plan_client(p, RK_CLIENT_IN, CH_INPUT, k, true);
@@ -581,6 +619,7 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 			plan_gateway(p, RK_CLIENT_FWD_IN, CH_FORWARD_USER, k);
 		}
 	}
+	plan_gateway_nat(p, c);
 	if (p->failed) {
 		nftplan_free(p);
 		return -ENOMEM;

@@ -30,6 +30,9 @@ enum nftplan_chain {
 	CH_OUTPUT,		/* the client's user path, outgoing */
 	CH_PREROUTING_RAW,	/* gateway client role: routed SYNs, before conntrack */
 	CH_FORWARD_USER,	/* ... user path: the routed flows' packets, both ways */
+	CH_INPUT_ICMP,		/* ICMP errors about this host's translated flows */
+	CH_FORWARD_ICMP,	/* ... about the routed ones */
+	CH_POSTROUTING_NAT,	/* gateway: an empty nat chain, so conntrack applies NAT */
 	CH_MAX
 };
 
@@ -64,6 +67,8 @@ enum nftplan_kind {
 	RK_CLIENT_FWD_SPOOF,	/* ... that arrived elsewhere than their source is routed: drop */
 	RK_CLIENT_FWD_OUT,	/* user path: later packets of those flows, going out */
 	RK_CLIENT_FWD_IN,	/* ... and their answers (addr is the source, from the destination) */
+	RK_CLIENT_ICMP,		/* ICMP errors about this host's flows to a knock destination */
+	RK_CLIENT_FWD_ICMP,	/* ... about routed flows from a `from` prefix to one */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
 	RK_PROBE_GATE,		/* closed_ports "daemon": not a new connection: not a probe */
 	RK_PROBE_SKIP,		/* ... a protected port: decided in chain prerouting */

@@ -26,6 +26,13 @@ static void print_addr(FILE *f, const struct prefix *a, bool src)
 	fputc(' ', f);
 }
 
+/* ct original ip[6] saddr/daddr (nftexpr.c, x_ct_addr). */
+static void print_ct_addr(FILE *f, const struct prefix *a, bool src)
+{
+	fputs("ct original ", f);
+	print_addr(f, a, src);
+}
+
 /* Rule r's queue statement: its set's queues (nftplan.h). */
 static void print_queue(FILE *f, const struct nftplan *p, const struct nftplan_rule *r, bool bypass)
 {
@@ -88,6 +95,18 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 	case RK_NOCONN_RESET:
 		fprintf(f, "meta l4proto tcp meta mark & 0x%08x == 0x%08x counter reject with tcp reset\n",
 			m->mask, m->noconn);
+		return;
+	case RK_CLIENT_ICMP:
+	case RK_CLIENT_FWD_ICMP:
+		fprintf(f, "meta l4proto %s ct state related ct direction reply ",
+			r->addr->family == AF_INET ? "icmp" : "ipv6-icmp");
+		if (r->from)
+			print_ct_addr(f, r->from, true);
+		print_ct_addr(f, r->addr, false);
+		fprintf(f, "ct original proto-dst %u %scounter ", r->port,
+			r->from ? "" : "iif != \"lo\" ");
+		print_queue(f, p, r, true);
+		fputc('\n', f);
 		return;
 	default:
 		break;
@@ -280,6 +299,9 @@ static const char *kind_name(enum nftplan_kind k)
 	case RK_CLIENT_FWD_OUT:
 	case RK_CLIENT_FWD_IN:
 		return "gateway translation rule";
+	case RK_CLIENT_ICMP:
+	case RK_CLIENT_FWD_ICMP:
+		return "client ICMP error rule";
 	case RK_CT_KEEP:
 		return "conntrack keeper rule";
 	case RK_PROBE_GATE:

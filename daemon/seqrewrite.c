@@ -21,7 +21,13 @@
 #include "bytes.h"
 #include "seqrewrite.h"
 
-enum { IPPROTO_TCP_NUM = 6 };
+enum {
+	IPPROTO_TCP_NUM = 6,
+	IPPROTO_ICMPV6_NUM = 58,
+	ICMP_CSUM_OFF = 2,
+	IPV6_SRC_OFF = 8,
+	IPV6_ADDRS_LEN = 32,
+};
 
 /* Folds a 32-bit accumulator of 16-bit words to 16 bits with end-around carry. */
 static uint16_t fold(uint32_t sum)
@@ -225,6 +231,78 @@ uint16_t seqrewrite_tcp_csum_full(const uint8_t *buf, const struct pkt_view *v)
 	sum = sum_bytes(sum, tcp + TCP_CSUM_OFF + 2, v->tcp_hlen - TCP_CSUM_OFF - 2);
 	sum = sum_payload(sum, buf + v->payload_off, v->payload_caplen);
 
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* RFC 1624 eqn. 3 for one 16-bit word; same byte order rule as above. */
+static uint16_t csum_replace16(uint16_t check, uint16_t old, uint16_t new)
+{
+	uint32_t sum = (uint16_t)~check;
+
+	sum += (uint16_t)~old;
+	sum += new;
+	return (uint16_t)~fold(sum);
+}
+
+static uint16_t swab16(uint16_t x)
+{
+	return (uint16_t)(x << 8 | x >> 8);
+}
+
+void seqrewrite_icmp(uint8_t *buf, struct icmperr_view *v, uint32_t delta)
+{
+	uint8_t *seq = buf + v->q_tcp_off + TCP_SEQ_OFF;
+	uint8_t *icmp_csum = buf + v->icmp_off + ICMP_CSUM_OFF;
+	/*
+	 * The ICMP checksum counts its words from the ICMP header; the
+	 * quoted headers keep every word even there in practice (8-byte
+	 * ICMP header, IP headers of 4- or 8-byte multiples), but a word at
+	 * an odd offset is handled as store32 handles options.
+	 */
+	bool odd = (v->q_tcp_off - v->icmp_off) % 2;
+	uint32_t old_be, new_be;
+	uint16_t icheck;
+
+	memcpy(&icheck, icmp_csum, sizeof(icheck));
+	memcpy(&old_be, seq, sizeof(old_be));
+	v->seq -= delta;
+	new_be = htonl(v->seq);
+	memcpy(seq, &new_be, sizeof(new_be));
+	icheck = odd ? csum_replace32(icheck, swab_halves(old_be), swab_halves(new_be))
+		     : csum_replace32(icheck, old_be, new_be);
+	if (icmperr_has_tcp_csum(v)) {
+		/* seq and the checksum are both at even offsets of the TCP header. */
+		uint8_t *tcsum = buf + v->q_tcp_off + TCP_CSUM_OFF;
+		uint16_t told, tnew;
+
+		memcpy(&told, tcsum, sizeof(told));
+		tnew = csum_replace32(told, old_be, new_be);
+		memcpy(tcsum, &tnew, sizeof(tnew));
+		icheck = odd ? csum_replace16(icheck, swab16(told), swab16(tnew))
+			     : csum_replace16(icheck, told, tnew);
+	}
+	memcpy(icmp_csum, &icheck, sizeof(icheck));
+}
+
+/*
+ * RFC 792 (the ICMP message alone) and RFC 4443 2.3 (ICMPv6: the RFC 8200
+ * 8.1 pseudo-header first, with the outer header's addresses).
+ */
+uint16_t seqrewrite_icmp_csum_full(const uint8_t *buf, const struct icmperr_view *v)
+{
+	const uint8_t *icmp = buf + v->icmp_off;
+	uint64_t sum = 0;
+
+	if (v->family == AF_INET6) {
+		sum = sum_bytes(sum, buf + IPV6_SRC_OFF, IPV6_ADDRS_LEN);
+		sum += (v->icmp_len >> 16) & 0xffff;
+		sum += v->icmp_len & 0xffff;
+		sum += IPPROTO_ICMPV6_NUM;
+	}
+	sum = sum_bytes(sum, icmp, ICMP_CSUM_OFF);
+	sum = sum_bytes(sum, icmp + ICMP_CSUM_OFF + 2, v->icmp_caplen - ICMP_CSUM_OFF - 2);
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return (uint16_t)~sum;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "icmperr.h"
 #include "pkt.h"
 
 enum seq_dir {
@@ -42,6 +43,26 @@ void seqrewrite_apply(uint8_t *buf, struct pkt_view *v, enum seq_dir dir, uint32
  * v stays valid; its seq and tsval follow.
  */
 void seqrewrite_syn(uint8_t *buf, struct pkt_view *v, uint32_t isn, uint32_t tsval);
+
+/*
+ * An ICMP/ICMPv6 error about a translated flow (icmperr.h) quotes a segment
+ * that left with the shifted sequence number seq; the TCP that sent it
+ * knows it as seq - delta.  Writes that into the quote and patches, each
+ * incrementally, the quoted TCP checksum (when quoted: the segment then
+ * reads as it was sent) and the ICMP checksum (ICMPv6's pseudo-header
+ * does not change: no address does).  A checksum that was wrong stays
+ * wrong.  No IP header changes, so neither IPv4 header checksum does.
+ * v stays valid; its seq follows.
+ */
+void seqrewrite_icmp(uint8_t *buf, struct icmperr_view *v, uint32_t delta);
+
+/*
+ * The ICMP checksum computed in full (the value to store), for a packet
+ * the kernel left unfinished.  Only captured bytes are read: the result is
+ * meaningful only when icmp_caplen == icmp_len, which the caller checks.
+ * Host order.
+ */
+uint16_t seqrewrite_icmp_csum_full(const uint8_t *buf, const struct icmperr_view *v);
 
 /* Incremental one's-complement update of a 16-bit checksum (RFC 1624 eq. 3). */
 uint16_t csum_replace32(uint16_t check, uint32_t old_be, uint32_t new_be);

@@ -4,7 +4,7 @@
  *
  * pb_build() writes an IPv4 or IPv6 + TCP packet from a plain description
  * (the caller lays out the TCP options; pb_opt_* write the common ones) with
- * both checksums right.  The checksum is the oracle the daemon's incremental
+ * both checksums right; pb_build_icmp() an ICMP/ICMPv6 error quoting one.  The checksum is the oracle the daemon's incremental
  * and full checksums are compared with, so it shares no code with the
  * daemon: the pseudo-header is spelled out as bytes (RFC 9293 3.1, RFC 8200
  * 8.1) and everything is summed byte by byte (RFC 1071).  Header-only, so
@@ -20,7 +20,9 @@
 #include <sys/socket.h>
 
 enum {
+	PB_IPPROTO_ICMP = 1,
 	PB_IPPROTO_TCP = 6,
+	PB_IPPROTO_ICMPV6 = 58,
 	PB_IPPROTO_HOPOPTS = 0,
 	PB_TCP_CSUM_OFF = 16,
 };
@@ -153,6 +155,71 @@ static inline size_t pb_opt_linux_syn(uint8_t *o, uint32_t tsval)
 	o[n++] = 3;
 	o[n++] = 7;
 	return n;
+}
+
+/*
+ * The ICMP checksum of the message at ip + off, len bytes (RFC 792), with
+ * the RFC 8200 8.1 pseudo-header of the fixed IPv6 header at ip for ICMPv6
+ * (RFC 4443 2.3); the checksum field is summed as zero.
+ */
+static inline uint16_t pb_icmp_csum(const uint8_t *ip, size_t off, size_t len)
+{
+	uint32_t sum = 0;
+
+	if (ip[0] >> 4 == 6) {
+		uint8_t pseudo[40] = { 0 };
+
+		memcpy(pseudo, ip + 8, 32);
+		pb_put32(pseudo + 32, (uint32_t)len);
+		pseudo[39] = PB_IPPROTO_ICMPV6;
+		sum = pb_sum(sum, pseudo, sizeof(pseudo));
+	}
+	sum = pb_sum(sum, ip + off, 2);
+	sum = pb_sum(sum, ip + off + 4, len - 4);
+	return pb_fold(sum);
+}
+
+/* An ICMP or ICMPv6 error quoting a packet: what pb_build_icmp writes. */
+struct pb_icmp_spec {
+	int family;
+	const uint8_t *src, *dst;	/* the outer header's: the router, the host */
+	uint8_t type, code;
+	uint32_t rest;			/* the header's last 4 bytes (an MTU, say) */
+	const uint8_t *quote;		/* the start of the packet the error is about */
+	size_t quote_len;
+};
+
+/*
+ * Writes the error s describes at buf, outer IPv4 header checksum and ICMP
+ * checksum right; returns its length (the ICMP message starts at 20 or 40).
+ */
+static inline size_t pb_build_icmp(uint8_t *buf, const struct pb_icmp_spec *s)
+{
+	size_t ipl = s->family == AF_INET ? 20 : 40, len = 8 + s->quote_len;
+
+	memset(buf, 0, ipl + 8);
+	if (s->family == AF_INET) {
+		buf[0] = 0x45;
+		pb_put16(buf + 2, (uint32_t)(ipl + len));
+		buf[8] = 64;
+		buf[9] = PB_IPPROTO_ICMP;
+		memcpy(buf + 12, s->src, 4);
+		memcpy(buf + 16, s->dst, 4);
+		pb_ip4_csum(buf);
+	} else {
+		buf[0] = 0x60;
+		pb_put16(buf + 4, (uint32_t)len);
+		buf[6] = PB_IPPROTO_ICMPV6;
+		buf[7] = 64;
+		memcpy(buf + 8, s->src, 16);
+		memcpy(buf + 24, s->dst, 16);
+	}
+	buf[ipl] = s->type;
+	buf[ipl + 1] = s->code;
+	pb_put32(buf + ipl + 4, s->rest);
+	memcpy(buf + ipl + 8, s->quote, s->quote_len);
+	pb_put16(buf + ipl + 2, pb_icmp_csum(buf, ipl, len));
+	return ipl + len;
 }
 
 /* What pb_build writes.  Zero fields are zero on the wire, except ttl (0: 64). */

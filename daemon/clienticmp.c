@@ -1,0 +1,71 @@
+/*
+ * clienticmp.c - ICMP errors about translated flows (see clienticmp.h).
+ */
+#include <errno.h>
+#include <linux/netfilter/nfnetlink_queue.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "clienticmp.h"
+#include "ctnl.h"
+#include "icmperr.h"
+#include "seqrewrite.h"
+
+enum { ICMP_CSUM_OFF = 2 };
+
+/*
+ * The shift of flow f (knock ISN - kernel ISN, what its outgoing segments
+ * had added): 0 and *ret, or -ENOENT when f is no translated flow, or
+ * another -errno.  The kernel path keeps it in the entry's sequence
+ * adjustment (offsets before and after its position are equal: ctnl.h),
+ * the user path in the entry's mark.
+ */
+static int flow_shift(struct client *c, const struct ct_flow *f, uint32_t *ret)
+{
+	struct ct_info ci;
+	int r = ctnl_get(c->ct, f, &ci);
+
+	if (r < 0)
+		return r;
+	if (c->conf->translate == TRANSLATE_USER ? ci.mark == 0 : !ci.has_seqadj)
+		return -ENOENT;
+	*ret = c->conf->translate == TRANSLATE_USER ? ci.mark : ci.delta;
+	return 0;
+}
+
+void client_icmp(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p)
+{
+	struct icmperr_view v;
+	struct ct_flow f;
+	uint32_t delta;
+
+	if (icmperr_parse(p->data, p->caplen, &v) != ICMPERR_OK) {
+		c->cnt[CC_icmp_unread]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		return;
+	}
+	/* The quote is the flow's own segment: its tuple is the original one. */
+	memset(&f, 0, sizeof(f));
+	f.family = v.family;
+	f.sport = v.sport;
+	f.dport = v.dport;
+	memcpy(f.src, icmperr_src(p->data, &v), v.addr_len);
+	memcpy(f.dst, icmperr_dst(p->data, &v), v.addr_len);
+	if (flow_shift(c, &f, &delta) < 0 || delta == 0) {
+		c->cnt[CC_icmp_passed]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		return;
+	}
+	/* A verdict's packet replaces the whole one: it must all be here. */
+	if (p->caplen != p->wirelen || v.icmp_caplen != v.icmp_len) {
+		c->cnt[CC_icmp_unread]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		return;
+	}
+	/* In place, in the receive buffer: the verdict copies it once. */
+	seqrewrite_icmp(p->data, &v, delta);
+	if (p->skbinfo & NFQA_SKB_CSUMNOTREADY)
+		put_be16(p->data + v.icmp_off + ICMP_CSUM_OFF, seqrewrite_icmp_csum_full(p->data, &v));
+	c->cnt[CC_icmp_translated]++;
+	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, p->data, p->caplen, p->mark);
+}
