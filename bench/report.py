@@ -28,6 +28,7 @@ GOALS = {
     "gw_client_tput_ratio": ">= 0.95",
     "gw_server_tput_ratio": ">= 0.98",
     "client_conn_rate_ratio": ">= 0.8",
+    "integ_flood_login_ratio": "<= 1.5",
 }
 
 
@@ -70,6 +71,39 @@ def pct(xs, q):
 def mad(xs):
     m = med(xs)
     return med([abs(x - m) for x in xs])
+
+
+def ms_list(v):
+    """A "812,790" field of results: the numbers in it."""
+    if isinstance(v, float):
+        return [v]
+    return [float(x) for x in str(v).split(",") if x and x != "none"]
+
+
+def integ(rows, figs, line):
+    """The integ phase (bench/integ.sh): ssh logins through knock-connect,
+    quiet and during an integrity flood."""
+    if "integ.round" not in rows:
+        return
+    t = rows["integ.round"]
+    line("Integrity flood: ssh login through knock-connect (ms), quiet vs during the flood")
+    quiet, flood, ratios = [], [], []
+    for i, r in enumerate(t, 1):
+        q, f = ms_list(r.get("quiet", "")), ms_list(r.get("flood", ""))
+        quiet += q
+        flood += f
+        if q and f:
+            ratios.append(med(f) / med(q))
+        line("  round %d: quiet %s, flood %s, queue-full drops %d, flood %d/%d SYN-ACKs, %d segments"
+             % (i, " ".join("%.0f" % x for x in q) or "failed",
+                " ".join("%.0f" % x for x in f) or "failed", r.get("queue_dropped", 0),
+                r.get("synacks", 0), r.get("connections", 0), r.get("segments", 0)))
+    if quiet and flood:
+        figs["integ_flood_login_ratio"] = med(flood) / med(quiet)
+        line("  median quiet %.0f ms, during the flood %.0f ms: integ_flood_login_ratio %.2f"
+             " (per round %s)" % (med(quiet), med(flood), figs["integ_flood_login_ratio"],
+                                  " ".join("%.2f" % x for x in ratios)))
+    line()
 
 
 def main():
@@ -375,6 +409,8 @@ def main():
                  % (med(rs), " ".join("%.2f" % x for x in rs)))
         line()
 
+    integ(rows, figs, line)
+
     ls, le = rows.get("meta.load_start"), rows.get("meta.load_end")
     if ls and le:
         line("load average at start %s, at end %s (other work on this machine skews the figures)"
@@ -387,7 +423,7 @@ def main():
         ["rst_gap_p10_us_%s_v%s" % (t, f) for f in ("4", "6") for t in PROBE_TYPES] + \
         ["rst_timing_delta_kernel_us", "rst_closed_jitter_kernel_us",
          "syn_rate_cores", "gw_client_tput_ratio", "gw_server_tput_ratio",
-         "client_conn_rate_ratio"]
+         "client_conn_rate_ratio", "integ_flood_login_ratio"]
     line("%-28s %10s   %s" % ("figure", "value", "goal"))
     for k in order:
         if k in figs:

@@ -13,7 +13,7 @@
 #   The tput phase adds four more such pairs (kgwb-<pid>-3 .. -10), one per
 #   configuration, with iperf3 servers on :5201 and :5202.
 #
-# Phases (BENCH_PHASES, default all): synrate flood latency tput gw connrate.
+# Phases (BENCH_PHASES, default all): synrate flood latency tput gw connrate integ.
 #   synrate  drain rate of a backlog queued while the reader was stopped:
 #            knockgw (count 1 and 2), nfq_min, and their drop variants
 #   flood    200 knocks while the daemon is flooded at its saturation rate,
@@ -30,6 +30,9 @@
 #            knockgw (bench/gw.sh, 3-namespace topologies drawn there)
 #   connrate new connections per second through the client role (kernel
 #            path) against plain connects (bench/gw.sh, bench/connrate.c)
+#   integ    ssh logins through knock-connect (integrity mode) during a key
+#            holder's flood of integrity flows that never complete, against
+#            quiet ones (bench/integ.sh)
 # Knobs: BUILD (default build), BENCH_REPS (7), BENCH_PROBES (40: probes of
 # each type and port per latency round), BENCH_FLOOD_REPS (3),
 # BENCH_TPUT_REPS (8, also gw's rounds), BENCH_TPUT_SECONDS (3),
@@ -57,7 +60,7 @@ NPROBES=${BENCH_PROBES:-40}
 FLOOD_REPS=${BENCH_FLOOD_REPS:-3}
 TPUT_REPS=${BENCH_TPUT_REPS:-8}
 TPUT_SECONDS=${BENCH_TPUT_SECONDS:-3}
-PHASES=${BENCH_PHASES:-"synrate flood latency tput gw connrate"}
+PHASES=${BENCH_PHASES:-"synrate flood latency tput gw connrate integ"}
 PERF=${BENCH_PERF:-0}
 
 C4=192.0.2.1
@@ -683,6 +686,9 @@ fi
 
 # --- gw, connrate (bench/gw.sh) -----------------------------------------------
 . "$TOP/bench/gw.sh"
+
+# --- integ (bench/integ.sh) ----------------------------------------------------
+. "$TOP/bench/integ.sh"
 
 res "meta.load_end $(cut -d' ' -f1 /proc/loadavg)"
 echo

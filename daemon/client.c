@@ -4,8 +4,13 @@
  * Reading order: client_packet() takes a queued packet; a SYN leaving this
  * host goes to knock_syn() (find the knock entry, pin retransmissions,
  * compute the ISN, make the conntrack entry, let it go); on the user path,
- * every other packet of a knocked flow goes to translate() (shift by the
- * delta the rules put in its mark).
+ * every other packet of a knocked flow goes to translate(), which finds
+ * the flow's shift with user_shift(): in the worker's table of shifts,
+ * filled at the SYN, or else (a restarted daemon, a full table) in the
+ * conntrack labels the SYN's entry was made with, read by tuple.  Nothing
+ * about the packet's own conntrack state or marks is needed, so a packet
+ * conntrack ties to no entry (a RST it calls invalid) leaves translated
+ * too.
  *
  * Gateway client role (`from`): a SYN this host routes comes from the
  * prerouting_raw rule, at prerouting with our FWD code in its mark, and
@@ -14,9 +19,9 @@
  * to this host's sockets; conf_validate refuses integrity with `from`);
  * and its conntrack entry carries the source NAT a masquerade would give
  * (gwnat.h), since the kernel sets up none for an entry made before the
- * SYN.  Later packets of such a flow come from the forward hook, both ways
- * (forward_dir tells them apart), as a local flow's come from output and
- * input.
+ * SYN.  Later packets of such a flow come from prerouting_raw going out
+ * (FWD code again, before conntrack, like a local flow's from output_raw)
+ * and from the forward hook coming back (like a local flow's from input).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,12 +45,23 @@ enum {
 	SYN_PIN_SECONDS = 120,		/* Linux gives up on a SYN well before this */
 	CT_SYN_TIMEOUT = 120,		/* conntrack's own SYN_SENT timeout */
 	MAX_PINNED = 65536,
+	/*
+	 * A flow idle this long has its shift read from conntrack again at its
+	 * next packet (one request); its table slot goes to busier flows.
+	 */
+	SHIFT_IDLE_SECONDS = 300,
 };
 
 /* What a first SYN was given, so its retransmissions look the same. */
 struct pinned {
 	uint32_t kernel_isn, knock_isn;
 	uint32_t tsval;
+};
+
+/* User path: what the worker knows of a flow's shift (table `shifts`). */
+struct known_shift {
+	bool translated;	/* false: conntrack says the flow is none of ours */
+	uint32_t delta;
 };
 
 static const char *const counter_names[CC_MAX] = {
@@ -73,12 +89,17 @@ int client_init(struct client *c, const struct conf *conf, struct ctnl *ct, stru
 	/* After flow_init, which made sure libsodium is initialised. */
 	if (r == 0)
 		randombytes_buf(c->nonce_key, sizeof(c->nonce_key));
+	/* translate cannot change without a restart: only the user path needs it. */
+	if (r == 0 && conf->translate == TRANSLATE_USER)
+		r = flow_init(&c->shifts, conf->max_flows, sizeof(struct known_shift));
 	return r;
 }
 
 void client_free(struct client *c)
 {
 	flow_free(&c->syns);
+	if (c->shifts.cap)
+		flow_free(&c->shifts);
 	sodium_memzero(c->nonce_key, sizeof(c->nonce_key));
 }
 
@@ -115,14 +136,76 @@ static void refuse_integrity(struct client *c, struct nfqueue *q, const struct n
 	rawsock_answer_closed(c->rs, p->data, v, 0, p->skbinfo, c->mono);
 }
 
+/* User path: remembers what conntrack (or the SYN) said of a flow's shift. */
+static void remember(struct client *c, const struct ct_flow *f, bool translated, uint32_t delta)
+{
+	struct flow_key k;
+	bool created;
+	struct flow_entry *e;
+
+	if (c->shifts.cap == 0)
+		return;
+	flow_key_make(&k, f->family, f->src, f->dst, f->sport, f->dport);
+	e = flow_insert(&c->shifts, &k, c->mono + SHIFT_IDLE_SECONDS, &created);
+	if (!e)
+		return;		/* full: conntrack is asked at each packet instead */
+	e->expires = c->mono + SHIFT_IDLE_SECONDS;
+	*(struct known_shift *)e->value = (struct known_shift){ translated, delta };
+}
+
+/*
+ * User path: the shift of flow f (its original direction): the table's, or
+ * else the one in the labels of its conntrack entry, which a restarted
+ * daemon finds there as the SYN's left it.  0, -ENOENT when f is none of
+ * ours (no entry, or no label of ours: a flow that predates the daemon, or
+ * one the kernel path translates), or -errno when conntrack could not say.
+ */
+static int user_shift(struct client *c, const struct ct_flow *f, uint32_t *ret_delta)
+{
+	struct flow_key k;
+	struct flow_entry *e = NULL;
+	struct ct_info ci;
+	uint32_t delta = 0;
+	bool ours;
+	int r;
+
+	if (c->shifts.cap) {
+		flow_key_make(&k, f->family, f->src, f->dst, f->sport, f->dport);
+		e = flow_lookup(&c->shifts, &k);
+	}
+	if (e) {
+		const struct known_shift *ks = e->value;
+
+		e->expires = c->mono + SHIFT_IDLE_SECONDS;
+		if (!ks->translated)
+			return -ENOENT;
+		*ret_delta = ks->delta;
+		return 0;
+	}
+	c->cnt[CC_shift_lookups]++;
+	r = ctnl_get(c->ct, f, &ci);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	ours = r == 0 && kgw_label_get(c->conf->ct_label, ci.labels, &delta);
+	remember(c, f, ours, delta);
+	if (!ours)
+		return -ENOENT;
+	*ret_delta = delta;
+	return 0;
+}
+
 /* Creates the conntrack entry; replaces a stale one left by an old flow. */
 static int make_entry(struct client *c, const struct ct_flow *f, uint32_t kernel_isn,
 		      uint32_t delta)
 {
 	bool user = c->conf->translate == TRANSLATE_USER;
+	struct ct_labels lab;
 	int r;
 
-	r = ctnl_create(c->ct, f, !user, kernel_isn, delta, CT_SYN_TIMEOUT, user ? delta : 0, user);
+	/* The user path keeps the shift in the entry's labels (marks.h). */
+	if (user)
+		kgw_label_put(c->conf->ct_label, delta, lab.val, lab.mask);
+	r = ctnl_create(c->ct, f, !user, kernel_isn, delta, CT_SYN_TIMEOUT, user ? &lab : NULL);
 	if (r != -EEXIST)
 		return r;
 
@@ -133,16 +216,17 @@ static int make_entry(struct client *c, const struct ct_flow *f, uint32_t kernel
 	 * a daemon that died since (for an older TSval): the shift must be ours.
 	 */
 	struct ct_info ci;
+	uint32_t shift;
 	r = ctnl_get(c->ct, f, &ci);
-	bool same = r == 0 && (user ? ci.mark == delta
+	bool same = r == 0 && (user ? kgw_label_get(c->conf->ct_label, ci.labels, &shift) &&
+					      shift == delta
 				    : ci.has_seqadj && ci.pos == kernel_isn && ci.delta == delta);
 	if (same)
 		return 0;
 	/* Left over from an earlier connection on the same 4-tuple. */
 	c->cnt[CC_stale_replaced]++;
 	ctnl_delete(c->ct, f);
-	return ctnl_create(c->ct, f, !user, kernel_isn, delta, CT_SYN_TIMEOUT, user ? delta : 0,
-			   user);
+	return ctnl_create(c->ct, f, !user, kernel_isn, delta, CT_SYN_TIMEOUT, user ? &lab : NULL);
 }
 
 /*
@@ -266,6 +350,8 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 	int r = routed ? gateway_nat(&f) : 0;
 	if (r == 0)
 		r = make_entry(c, &f, v->seq, delta);
+	if (r == 0 && conf->translate == TRANSLATE_USER)
+		remember(c, &f, true, delta);
 	if (r < 0) {
 		char a[INET6_ADDRSTRLEN];
 
@@ -317,15 +403,45 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, c->buf, p->caplen, mark);
 }
 
-/* User path: shift one packet of a knocked flow by the delta in its mark. */
+/* A flow's original direction from one of its packets going dir. */
+static void flow_of(const uint8_t *pkt, const struct pkt_view *v, enum seq_dir dir,
+		    struct ct_flow *ret)
+{
+	bool out = dir == SEQ_OUT;
+
+	*ret = (struct ct_flow){ .family = v->family, .sport = out ? v->sport : v->dport,
+				 .dport = out ? v->dport : v->sport };
+	memcpy(ret->src, out ? pkt_src(pkt, v) : pkt_dst(pkt, v), v->addr_len);
+	memcpy(ret->dst, out ? pkt_dst(pkt, v) : pkt_src(pkt, v), v->addr_len);
+}
+
+/*
+ * User path: shifts one packet of a knocked flow, whatever conntrack made
+ * of it.  Its mark goes on as it came but for our code (a routed packet's
+ * FWD): other software's bits are theirs.
+ */
 static void translate(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p,
 		      struct pkt_view *v, enum seq_dir dir)
 {
-	uint32_t delta = p->mark;
+	uint32_t mark = kgw_mark_own(&c->conf->marks, p->mark), delta;
+	struct ct_flow f;
+	int r;
 
-	/* Mark 0: a flow that predates knockgw, or no shift at all. */
-	if (delta == 0) {
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+	flow_of(p->data, v, dir, &f);
+	r = user_shift(c, &f, &delta);
+	if (r == -ENOENT || (r == 0 && delta == 0)) {
+		/* A flow that predates knockgw, or one knocked with no shift. */
+		c->cnt[CC_passed_as_is]++;
+		if (mark != p->mark)
+			nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, mark);
+		else
+			nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		return;
+	}
+	if (r < 0) {
+		/* Dropped, not sent unshifted: TCP sends it again. */
+		c->cnt[CC_lookup_errors]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 		return;
 	}
 	if (p->caplen != p->wirelen) {
@@ -341,11 +457,23 @@ static void translate(struct client *c, struct nfqueue *q, const struct nfqueue_
 		return;
 	}
 	c->cnt[dir == SEQ_OUT ? CC_translated_out : CC_translated_in]++;
-	/*
-	 * The mark was only the courier of the delta (our rule copied the
-	 * conntrack mark into it); clear it so routing by mark is unaffected.
-	 */
-	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, p->data, p->caplen, 0);
+	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, p->data, p->caplen, mark);
+}
+
+int client_flow_shift(struct client *c, const struct ct_flow *f, uint32_t *ret_delta)
+{
+	struct ct_info ci;
+	int r;
+
+	if (c->conf->translate == TRANSLATE_USER)
+		return user_shift(c, f, ret_delta);
+	r = ctnl_get(c->ct, f, &ci);
+	if (r < 0)
+		return r;
+	if (!ci.has_seqadj)
+		return -ENOENT;
+	*ret_delta = ci.delta;
+	return 0;
 }
 
 bool client_wants_routed(const struct client *c, const struct nfqueue_packet *p)
@@ -353,20 +481,6 @@ bool client_wants_routed(const struct client *c, const struct nfqueue_packet *p)
 	const struct kgw_marks *m = &c->conf->marks;
 
 	return p->hook == NF_INET_PRE_ROUTING && kgw_mark_code(m, p->mark) == m->fwd;
-}
-
-/*
- * At forward (user path), a routed flow's segment goes out when its
- * destination is a knock entry's and its source in that entry's `from`;
- * otherwise it is an answer.
- */
-static enum seq_dir forward_dir(const struct client *c, const uint8_t *pkt,
-				const struct pkt_view *v)
-{
-	return conf_find_knock_from(c->conf, v->family, pkt_src(pkt, v), pkt_dst(pkt, v),
-				    v->dport)
-		       ? SEQ_OUT
-		       : SEQ_IN;
 }
 
 void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p)
@@ -385,17 +499,24 @@ void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_pac
 		return;
 	}
 	bool syn = (v.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN;
+	bool routed = client_wants_routed(c, p);
 
-	if (p->hook == NF_INET_LOCAL_OUT && syn)
-		knock_syn(c, q, p, &v, false);
-	else if (syn && client_wants_routed(c, p))
-		knock_syn(c, q, p, &v, true);
-	else if (p->hook == NF_INET_LOCAL_OUT)
+	/*
+	 * Going out: this host's packets at output, a routed flow's at
+	 * prerouting with our code; coming back: at input, or routed ones at
+	 * forward.
+	 */
+	if (syn && (p->hook == NF_INET_LOCAL_OUT || routed)) {
+		knock_syn(c, q, p, &v, routed);
+	} else if (p->hook == NF_INET_LOCAL_OUT || routed) {
 		translate(c, q, p, &v, SEQ_OUT);
-	else if (p->hook == NF_INET_FORWARD)
-		translate(c, q, p, &v, forward_dir(c, p->data, &v));
-	else
+	} else if (p->hook == NF_INET_LOCAL_IN || p->hook == NF_INET_FORWARD) {
 		translate(c, q, p, &v, SEQ_IN);
+	} else {
+		/* No rule of ours queues it for the client (workers.c). */
+		c->cnt[CC_no_entry]++;
+		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+	}
 }
 
 void client_set_conf(struct client *c, const struct conf *conf)
@@ -406,4 +527,6 @@ void client_set_conf(struct client *c, const struct conf *conf)
 void client_tick(struct client *c)
 {
 	flow_gc(&c->syns, c->mono, NULL, NULL);
+	if (c->shifts.cap)
+		flow_gc(&c->shifts, c->mono, NULL, NULL);
 }

@@ -6,10 +6,18 @@
  * Kernel path (default): the SYN is queued before conntrack; the daemon
  * creates the flow's conntrack entry with a sequence adjustment (ctnl.h) and
  * accepts the SYN unchanged: the kernel rewrites it and the whole flow.
- * User path: the entry carries the shift in its conntrack mark, the rules
- * copy it into each queued packet's mark, and seqrewrite.c applies it; the
- * daemon keeps no per-flow state a restart would lose.  Either way, a
- * retransmitted SYN keeps the first one's ISN and TSval (pinned).
+ * User path: the daemon writes the knock ISN into the SYN itself and
+ * creates the entry with the shift in conntrack label bits of its own
+ * (rules.ct_label, marks.h), never in a mark other software shares; each
+ * worker keeps the shifts of the flows it saw in a table, which a restart
+ * may lose: the labels are read back, by tuple, for a flow it does not
+ * know.  Outgoing packets are shifted before conntrack sees them (output
+ * and prerouting at raw priority) and incoming ones after, so conntrack
+ * sees every packet as the wire carries it and judges the flow, RSTs
+ * included, as it judges any other; seqrewrite.c applies the shift.  All
+ * of a flow's packets, its SYN too, must come to one worker, as the queue
+ * rules' balancing by address pair sees to.  Either way, a retransmitted
+ * SYN keeps the first one's ISN and TSval (pinned).
  *
  * A struct client belongs to one queue thread, like struct server.
  */
@@ -38,6 +46,9 @@
 	X(translated_out, "outgoing packets shifted in user space")                    \
 	X(translated_in, "incoming packets shifted in user space")                     \
 	X(untranslatable, "user-path packets dropped: not wholly captured")            \
+	X(passed_as_is, "user-path packets of no translated flow, let through as they were") \
+	X(shift_lookups, "user-path shifts read from conntrack labels (a flow this worker did not know)") \
+	X(lookup_errors, "user-path packets dropped: conntrack could not tell their flow's shift") \
 	X(icmp_translated, "ICMP errors about translated flows translated back")       \
 	X(icmp_passed, "ICMP errors passed unchanged: their flow has no shift")        \
 	X(icmp_unread, "ICMP errors passed unchanged: unreadable or not wholly captured") \
@@ -56,6 +67,7 @@ struct client {
 	struct rawsock *rs;
 	struct intent_table *intents;	/* shared with the control socket */
 	struct flowtable syns;		/* recent SYNs: pins retransmissions */
+	struct flowtable shifts;	/* user path: flows' shifts (client.c) */
 	uint8_t nonce_key[16];		/* the nonce of SYNs without a timestamp */
 	uint64_t mono, wall;		/* seconds; set by the caller */
 	uint64_t cnt[CC_MAX];
@@ -76,6 +88,20 @@ bool client_wants_routed(const struct client *c, const struct nfqueue_packet *p)
 /* The data path for packets from the client-role rules. */
 void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p);
 void client_tick(struct client *c);
+
+/*
+ * The shift of the translated flow f: what the knock added to its outgoing
+ * sequence numbers (knock ISN - kernel ISN), to be subtracted from the
+ * acknowledgements coming back.  f is the flow's original direction as the
+ * client sent it (a routed flow: the LAN host's source, before any NAT).
+ * Kernel path: the conntrack entry's sequence adjustment; user path: where
+ * the daemon keeps it (docs/DESIGN.md), read from conntrack again after a
+ * restart.  Needs no conntrack entry attached to any packet, so it serves
+ * packets conntrack calls invalid and ICMP errors quoting the flow.  0 and
+ * *ret_delta, -ENOENT when f is no flow this path translates, or another
+ * -errno (a conntrack request that failed).
+ */
+int client_flow_shift(struct client *c, const struct ct_flow *f, uint32_t *ret_delta);
 
 /* Switches to a reloaded configuration; pinned SYNs and flows carry over. */
 void client_set_conf(struct client *c, const struct conf *conf);

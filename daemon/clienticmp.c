@@ -7,31 +7,10 @@
 
 #include "bytes.h"
 #include "clienticmp.h"
-#include "ctnl.h"
 #include "icmperr.h"
 #include "seqrewrite.h"
 
 enum { ICMP_CSUM_OFF = 2 };
-
-/*
- * The shift of flow f (knock ISN - kernel ISN, what its outgoing segments
- * had added): 0 and *ret, or -ENOENT when f is no translated flow, or
- * another -errno.  The kernel path keeps it in the entry's sequence
- * adjustment (offsets before and after its position are equal: ctnl.h),
- * the user path in the entry's mark.
- */
-static int flow_shift(struct client *c, const struct ct_flow *f, uint32_t *ret)
-{
-	struct ct_info ci;
-	int r = ctnl_get(c->ct, f, &ci);
-
-	if (r < 0)
-		return r;
-	if (c->conf->translate == TRANSLATE_USER ? ci.mark == 0 : !ci.has_seqadj)
-		return -ENOENT;
-	*ret = c->conf->translate == TRANSLATE_USER ? ci.mark : ci.delta;
-	return 0;
-}
 
 void client_icmp(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p)
 {
@@ -51,7 +30,8 @@ void client_icmp(struct client *c, struct nfqueue *q, const struct nfqueue_packe
 	f.dport = v.dport;
 	memcpy(f.src, icmperr_src(p->data, &v), v.addr_len);
 	memcpy(f.dst, icmperr_dst(p->data, &v), v.addr_len);
-	if (flow_shift(c, &f, &delta) < 0 || delta == 0) {
+	/* The kernel path's sequence adjustment, or the user path's label. */
+	if (client_flow_shift(c, &f, &delta) < 0 || delta == 0) {
 		c->cnt[CC_icmp_passed]++;
 		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
 		return;

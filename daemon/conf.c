@@ -79,6 +79,7 @@ void conf_defaults(struct conf *c)
 	c->rules_manage = true;
 	c->mark_mask = KGW_MARK_MASK_DEFAULT;
 	c->ct_mark_bit = KGW_CTMARK_DEFAULT;
+	c->ct_label = KGW_CTLABEL_DEFAULT;
 	kgw_marks_make(c->mark_mask, c->ct_mark_bit, &c->marks);
 	snprintf(c->table, sizeof(c->table), "knockgw");
 	c->log_level = LOG_INFO;

@@ -28,6 +28,7 @@
  *   rules   = { manage [true]; table ["knockgw"] [A-Za-z0-9_]{1,32};
  *               mark_mask [0x7f000000] one run of >= 3 bits;
  *               ct_mark_bit [0x40000000] one bit;
+ *               ct_label [95] 0..95: the first of 33 conntrack label bits;
  *               refuse_port [1] 1..65535, no protected port; };
  *   on_stop ["hide"] hide|open;
  *   log_level ["info"] debug|info|notice|warning|error;
@@ -210,6 +211,7 @@ struct conf {
 	bool rules_manage;
 	char table[CONF_NAME_MAX];
 	uint32_t mark_mask, ct_mark_bit;	/* rules.mark_mask, rules.ct_mark_bit */
+	uint32_t ct_label;		/* rules.ct_label: our label bits (marks.h) */
 	uint16_t refuse_port;		/* rules.refuse_port: where refused SYNs are sent */
 	enum on_stop on_stop;
 	struct kgw_marks marks;		/* made from them once the file is valid */
@@ -265,6 +267,26 @@ size_t conf_validate(const struct conf *c, struct conf_errors *errs);
 /* Appends "file:line: message". */
 void conf_error(struct conf_errors *errs, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/*
+ * The settings `knockgw flush` needs, read leniently from a file that may
+ * not load (conf_peek.c): rules.table and control_socket only, each held
+ * to its own rule and nothing else checked.  Each comes with where it came
+ * from, for the command to say: "FILE:LINE" (set there), "default: not
+ * set", or "default: REASON" when the file could not say (unreadable or
+ * refused by the file rule, a syntax error, a bad value of that setting:
+ * REASON is the "FILE:LINE: message"); assumed is then true.  failed: out
+ * of memory, nothing is known.
+ */
+struct conf_peek {
+	char table[CONF_NAME_MAX];
+	char control_socket[108];		/* sizeof(sun_path) */
+	char table_from[CONF_ERR_LEN + 16];	/* "default: " and an error line */
+	char socket_from[CONF_ERR_LEN + 16];
+	bool assumed;
+	bool failed;
+};
+void conf_peek(const char *path, struct conf_peek *p);
 
 /* Wipes and frees the keyring; safe on a zeroed or already freed struct. */
 void conf_free(struct conf *c);

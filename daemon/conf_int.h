@@ -33,6 +33,15 @@ bool conf_name_ok(const char *s, size_t max, const char *extra);
  */
 int conf_load_text(const char *path, const char *text, struct conf *c, struct conf_errors *errs);
 
+/* conf_peek() of text in memory named path, for the unit tests. */
+void conf_peek_text(const char *path, const char *text, struct conf_peek *p);
+
+/* rules.table's rule: 1..32 characters of A-Z a-z 0-9 _ (conf_schema.c). */
+bool conf_table_ok(const char *s);
+
+/* control_socket's rule: NULL when s is an absolute path that fits sun_path, else what is wrong. */
+const char *conf_socket_why(const char *s);
+
 /* conf_validate() with the lines of a map (NULL: lines of c->path). */
 size_t conf_validate_map(const struct conf *c, struct conf_errors *errs,
 			 const struct srcmap *map);

@@ -91,11 +91,25 @@ static bool check_ct_mark_bit(struct loader *ld, const config_setting_t *s, long
 }
 
 /* nft takes more in a table name; these survive any shell and log line unquoted. */
+bool conf_table_ok(const char *s)
+{
+	return conf_name_ok(s, CONF_NAME_MAX - 1, "_");
+}
+
+const char *conf_socket_why(const char *s)
+{
+	if (strlen(s) >= sizeof(((struct conf *)0)->control_socket))
+		return "does not fit the 108 bytes of sun_path";
+	if (s[0] != '/')
+		return "must be an absolute path";
+	return NULL;
+}
+
 static bool store_table(struct loader *ld, const config_setting_t *s, const char *str, void *obj)
 {
 	struct conf *c = obj;
 
-	if (!conf_name_ok(str, sizeof(c->table) - 1, "_")) {
+	if (!conf_table_ok(str)) {
 		lerr(ld, s, "table \"%s\" must be 1..32 characters of A-Z a-z 0-9 _", str);
 		return false;
 	}
@@ -106,14 +120,10 @@ static bool store_table(struct loader *ld, const config_setting_t *s, const char
 static bool store_socket(struct loader *ld, const config_setting_t *s, const char *str, void *obj)
 {
 	struct conf *c = obj;
+	const char *why = conf_socket_why(str);
 
-	if (strlen(str) >= sizeof(c->control_socket)) {
-		lerr(ld, s, "control_socket \"%s\" does not fit the %zu bytes of sun_path", str,
-		     sizeof(c->control_socket));
-		return false;
-	}
-	if (str[0] != '/') {
-		lerr(ld, s, "control_socket \"%s\" must be an absolute path", str);
+	if (why) {
+		lerr(ld, s, "control_socket \"%s\" %s", str, why);
 		return false;
 	}
 	snprintf(c->control_socket, sizeof(c->control_socket), "%s", str);
@@ -347,6 +357,7 @@ static const struct srow rules_rows[] = {
 	{ "mark_mask", INT(struct conf, mark_mask, 1, 0xffffffffLL), .check = check_mark_mask },
 	{ "ct_mark_bit", INT(struct conf, ct_mark_bit, 1, 0xffffffffLL),
 	  .check = check_ct_mark_bit },
+	{ "ct_label", INT(struct conf, ct_label, 0, KGW_CTLABEL_MAX) },
 	{ "table", .type = ST_STRING, .store = store_table },
 	{ "refuse_port", INT(struct conf, refuse_port, 1, 65535), .line = CL_REFUSE_PORT },
 	END,

@@ -125,6 +125,7 @@ int ctl_open(struct ctl *c, const char *path)
 	return 0;
 fail:
 	ctl_close(c);
+	errno = -r;	/* the caller's log_warn() says why */
 	return r;
 }
 

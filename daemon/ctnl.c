@@ -97,7 +97,7 @@ static void put_orig(struct nlmsghdr *nlh, const struct ct_flow *f)
 }
 
 int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t kernel_isn,
-		uint32_t delta, uint32_t timeout, uint32_t mark, bool be_liberal)
+		uint32_t delta, uint32_t timeout, const struct ct_labels *labels)
 {
 	char buf[CT_BUF_BYTES];
 	struct nlmsghdr *nlh = put_header(buf, IPCTNL_MSG_CT_NEW, NLM_F_CREATE | NLM_F_EXCL,
@@ -107,8 +107,11 @@ int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t k
 	put_tuple(nlh, CTA_TUPLE_REPLY, f->family, f->dst, f->src, f->dport, f->sport);
 	/* Mandatory for a new entry (EINVAL without it). */
 	mnl_attr_put_u32(nlh, CTA_TIMEOUT, htonl(timeout));
-	if (mark)
-		mnl_attr_put_u32(nlh, CTA_MARK, htonl(mark));
+	if (labels) {
+		/* The kernel writes (labels & ~mask) | (val & mask), word by word. */
+		mnl_attr_put(nlh, CTA_LABELS, sizeof(labels->val), labels->val);
+		mnl_attr_put(nlh, CTA_LABELS_MASK, sizeof(labels->mask), labels->mask);
+	}
 	if (f->snat) {
 		/* A range of one address; the other manipulation gets a null binding. */
 		struct nlattr *nat = mnl_attr_nest_start(nlh, CTA_NAT_SRC);
@@ -135,14 +138,6 @@ int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t k
 	struct nlattr *pi = mnl_attr_nest_start(nlh, CTA_PROTOINFO);
 	struct nlattr *tcp = mnl_attr_nest_start(nlh, CTA_PROTOINFO_TCP);
 	mnl_attr_put_u8(nlh, CTA_PROTOINFO_TCP_STATE, TCP_CONNTRACK_SYN_SENT_STATE);
-	if (be_liberal) {
-		/* Window tracking would mark user-translated packets invalid. */
-		struct nf_ct_tcp_flags fl = { .flags = IP_CT_TCP_FLAG_BE_LIBERAL,
-					      .mask = IP_CT_TCP_FLAG_BE_LIBERAL };
-
-		mnl_attr_put(nlh, CTA_PROTOINFO_TCP_FLAGS_ORIGINAL, sizeof(fl), &fl);
-		mnl_attr_put(nlh, CTA_PROTOINFO_TCP_FLAGS_REPLY, sizeof(fl), &fl);
-	}
 	mnl_attr_nest_end(nlh, tcp);
 	mnl_attr_nest_end(nlh, pi);
 	return nl_talk(c->nl, nlh, NULL, NULL);
@@ -183,6 +178,34 @@ static bool get_u32(const struct nlattr *a, uint32_t *v)
 	return true;
 }
 
+/* The TCP state in CTA_PROTOINFO, or TCP_CONNTRACK_NONE. */
+static uint8_t tcp_state(const struct nlattr *protoinfo)
+{
+	const struct nlattr *pi[CTA_PROTOINFO_MAX + 1] = { 0 };
+	const struct nlattr *tcp[CTA_PROTOINFO_TCP_MAX + 1] = { 0 };
+
+	parse_nest(protoinfo, pi, CTA_PROTOINFO_MAX);
+	if (!pi[CTA_PROTOINFO_TCP])
+		return TCP_CONNTRACK_NONE;
+	parse_nest(pi[CTA_PROTOINFO_TCP], tcp, CTA_PROTOINFO_TCP_MAX);
+	if (!tcp[CTA_PROTOINFO_TCP_STATE] ||
+	    mnl_attr_validate(tcp[CTA_PROTOINFO_TCP_STATE], MNL_TYPE_U8) < 0)
+		return TCP_CONNTRACK_NONE;
+	return mnl_attr_get_u8(tcp[CTA_PROTOINFO_TCP_STATE]);
+}
+
+/* Label words as the kernel holds them (host order), whole words only. */
+static void get_labels(const struct nlattr *a, uint32_t ret[static KGW_LABEL_WORDS])
+{
+	uint16_t len = a ? mnl_attr_get_payload_len(a) : 0;
+
+	if (len == 0 || len % sizeof(uint32_t) != 0)
+		return;
+	if (len > KGW_LABEL_WORDS * sizeof(uint32_t))
+		len = KGW_LABEL_WORDS * sizeof(uint32_t);
+	memcpy(ret, mnl_attr_get_payload(a), len);
+}
+
 int ctnl_parse_info(const struct nlmsghdr *nlh, struct ct_info *ret)
 {
 	const struct nlattr *tb[CTA_MAX + 1] = { 0 };
@@ -201,6 +224,9 @@ int ctnl_parse_info(const struct nlmsghdr *nlh, struct ct_info *ret)
 		return -EBADMSG;
 	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), table_cb, &t);
 	get_u32(tb[CTA_MARK], &out.mark);
+	get_labels(tb[CTA_LABELS], out.labels);
+	if (tb[CTA_PROTOINFO])
+		out.tcp_state = tcp_state(tb[CTA_PROTOINFO]);
 	if (tb[CTA_SEQ_ADJ_ORIG]) {
 		parse_nest(tb[CTA_SEQ_ADJ_ORIG], adj, CTA_SEQADJ_MAX);
 		if (get_u32(adj[CTA_SEQADJ_CORRECTION_POS], &pos) &&
@@ -264,53 +290,27 @@ int ctnl_delete(struct ctnl *c, const struct ct_flow *f)
 
 struct count_ctx {
 	long n;
-	bool (*is_knock_dst)(int family, const uint8_t *dst, uint16_t port, const void *arg);
-	const void *arg;
+	unsigned label_base;
 };
 
-/* Destination address and port of an entry's original tuple. */
-static bool orig_dst(const struct nlattr *orig, int *family, uint8_t dst[16], uint16_t *port)
+/* Is an entry's original tuple TCP? */
+static bool is_tcp(const struct nlattr *orig)
 {
-	const struct nlattr *t[CTA_TUPLE_MAX + 1] = { 0 }, *ip[CTA_IP_MAX + 1] = { 0 };
-	const struct nlattr *pr[CTA_PROTO_MAX + 1] = { 0 };
+	const struct nlattr *t[CTA_TUPLE_MAX + 1] = { 0 }, *pr[CTA_PROTO_MAX + 1] = { 0 };
 
 	parse_nest(orig, t, CTA_TUPLE_MAX);
-	if (!t[CTA_TUPLE_IP] || !t[CTA_TUPLE_PROTO])
+	if (!t[CTA_TUPLE_PROTO])
 		return false;
-	parse_nest(t[CTA_TUPLE_IP], ip, CTA_IP_MAX);
 	parse_nest(t[CTA_TUPLE_PROTO], pr, CTA_PROTO_MAX);
-	if (!pr[CTA_PROTO_NUM] || mnl_attr_validate(pr[CTA_PROTO_NUM], MNL_TYPE_U8) < 0 ||
-	    mnl_attr_get_u8(pr[CTA_PROTO_NUM]) != IPPROTO_TCP ||
-	    !pr[CTA_PROTO_DST_PORT] || mnl_attr_get_payload_len(pr[CTA_PROTO_DST_PORT]) != 2)
-		return false;
-	if (ip[CTA_IP_V4_DST] && mnl_attr_get_payload_len(ip[CTA_IP_V4_DST]) == 4) {
-		*family = AF_INET;
-		memcpy(dst, mnl_attr_get_payload(ip[CTA_IP_V4_DST]), 4);
-	} else if (ip[CTA_IP_V6_DST] && mnl_attr_get_payload_len(ip[CTA_IP_V6_DST]) == 16) {
-		*family = AF_INET6;
-		memcpy(dst, mnl_attr_get_payload(ip[CTA_IP_V6_DST]), 16);
-	} else {
-		return false;
-	}
-	*port = ntohs(mnl_attr_get_u16(pr[CTA_PROTO_DST_PORT]));
-	return true;
+	return pr[CTA_PROTO_NUM] && mnl_attr_validate(pr[CTA_PROTO_NUM], MNL_TYPE_U8) >= 0 &&
+	       mnl_attr_get_u8(pr[CTA_PROTO_NUM]) == IPPROTO_TCP;
 }
 
 /* A connection that is over needs no translation any more. */
 static bool is_over(const struct nlattr *protoinfo)
 {
-	const struct nlattr *pi[CTA_PROTOINFO_MAX + 1] = { 0 };
-	const struct nlattr *tcp[CTA_PROTOINFO_TCP_MAX + 1] = { 0 };
-	uint8_t st;
+	uint8_t st = tcp_state(protoinfo);
 
-	parse_nest(protoinfo, pi, CTA_PROTOINFO_MAX);
-	if (!pi[CTA_PROTOINFO_TCP])
-		return false;
-	parse_nest(pi[CTA_PROTOINFO_TCP], tcp, CTA_PROTOINFO_TCP_MAX);
-	if (!tcp[CTA_PROTOINFO_TCP_STATE] ||
-	    mnl_attr_validate(tcp[CTA_PROTOINFO_TCP_STATE], MNL_TYPE_U8) < 0)
-		return false;
-	st = mnl_attr_get_u8(tcp[CTA_PROTOINFO_TCP_STATE]);
 	return st == TCP_CONNTRACK_TIME_WAIT || st == TCP_CONNTRACK_CLOSE;
 }
 
@@ -319,30 +319,24 @@ static int count_cb(const struct nlmsghdr *nlh, void *data)
 	struct count_ctx *cc = data;
 	const struct nlattr *tb[CTA_MAX + 1] = { 0 };
 	struct attr_table t = { tb, CTA_MAX };
-	uint8_t dst[16];
-	uint16_t port;
-	uint32_t mark = 0;
-	int family;
+	uint32_t labels[KGW_LABEL_WORDS] = { 0 }, shift;
 
 	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), table_cb, &t);
-	if (!tb[CTA_TUPLE_ORIG] || !orig_dst(tb[CTA_TUPLE_ORIG], &family, dst, &port))
+	if (!tb[CTA_TUPLE_ORIG] || !is_tcp(tb[CTA_TUPLE_ORIG]))
 		return MNL_CB_OK;
 	if (tb[CTA_PROTOINFO] && is_over(tb[CTA_PROTOINFO]))
 		return MNL_CB_OK;
-	get_u32(tb[CTA_MARK], &mark);
-	if (tb[CTA_SEQ_ADJ_ORIG] || (mark != 0 && cc->is_knock_dst(family, dst, port, cc->arg)))
+	get_labels(tb[CTA_LABELS], labels);
+	if (tb[CTA_SEQ_ADJ_ORIG] || kgw_label_get(cc->label_base, labels, &shift))
 		cc->n++;
 	return MNL_CB_OK;
 }
 
-long ctnl_count_translated(struct ctnl *c,
-			   bool (*is_knock_dst)(int family, const uint8_t *dst, uint16_t port,
-						const void *arg),
-			   const void *arg)
+long ctnl_count_translated(struct ctnl *c, unsigned label_base)
 {
 	char buf[CT_BUF_BYTES];
 	struct nlmsghdr *nlh = put_header(buf, IPCTNL_MSG_CT_GET, NLM_F_DUMP, AF_UNSPEC);
-	struct count_ctx cc = { 0, is_knock_dst, arg };
+	struct count_ctx cc = { 0, label_base };
 	int r;
 
 	/* A dump ends with NLMSG_DONE; it asks for no acknowledgement. */

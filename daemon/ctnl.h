@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "marks.h"
+
 struct ctnl;
 
 struct ct_flow {
@@ -32,28 +34,39 @@ struct ct_flow {
 struct ctnl *ctnl_open(void);
 void ctnl_close(struct ctnl *c);
 
+/* Conntrack label bits to write: those set in mask take val's (marks.h). */
+struct ct_labels {
+	uint32_t val[KGW_LABEL_WORDS], mask[KGW_LABEL_WORDS];
+};
+
 /*
  * Creates the entry for flow in state SYN_SENT (with f->snat, source NAT'ed
  * to f->snat_addr, the port kept unless taken).  With seqadj, the kernel
- * shifts the flow by delta from kernel_isn on; without, the entry only
- * carries mark (the user path keeps its delta there) and, with be_liberal,
- * conntrack stops judging the flow's windows.  0, -EEXIST when an entry for
- * the tuple exists, or another -errno.
+ * shifts the flow by delta from kernel_isn on; with labels (may be NULL),
+ * the entry gets those label bits and keeps every other one clear (the
+ * user path keeps its shift there).  Labels need the extension active in
+ * the namespace (some rule that uses `ct label`): without it the kernel
+ * makes the entry without them and says nothing.  0, -EEXIST when an
+ * entry for the tuple exists, or another -errno.
  */
 int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t kernel_isn,
-		uint32_t delta, uint32_t timeout, uint32_t mark, bool be_liberal);
-
+		uint32_t delta, uint32_t timeout, const struct ct_labels *labels);
 
 struct ct_info {
 	bool has_seqadj;
 	uint32_t pos, delta;		/* sequence adjustment, when present */
 	uint32_t mark;			/* 0 when absent */
+	uint32_t labels[KGW_LABEL_WORDS];	/* 0 when absent (the kernel sends
+					   none while every bit is clear) */
+	uint8_t tcp_state;		/* enum tcp_conntrack; 0 (NONE) when absent */
 };
 
 /*
  * Reads one conntrack entry message (the kernel's answer to a get) into ret:
- * the mark and the original direction's sequence adjustment, each taken only
- * when present and well formed; attributes of unknown types are skipped.
+ * the mark, the labels, the original direction's sequence adjustment and
+ * the TCP state, each taken only when present and well formed (labels:
+ * whole 32-bit words, the first KGW_LABEL_WORDS of them); attributes of
+ * unknown types are skipped.
  * 0, or -EBADMSG when the message is shorter than its headers or its length
  * is not padded as the kernel pads it (ret untouched).
  * Pure: no I/O.
@@ -74,13 +87,10 @@ int ctnl_delete(struct ctnl *c, const struct ct_flow *f);
 int ctnl_set_mark(struct ctnl *c, const struct ct_flow *f, uint32_t mark, uint32_t mask);
 
 /*
- * Counts the TCP entries that carry a client-role translation: a sequence
- * adjustment (kernel path), or a non-zero mark on a flow to a knock
- * destination (user path; is_knock_dst decides).  -errno on failure.
+ * Counts the open TCP entries that carry a client-role translation: a
+ * sequence adjustment (kernel path), or our label flag at bit label_base
+ * (user path, marks.h).  -errno on failure.
  */
-long ctnl_count_translated(struct ctnl *c,
-			   bool (*is_knock_dst)(int family, const uint8_t *dst, uint16_t port,
-						const void *arg),
-			   const void *arg);
+long ctnl_count_translated(struct ctnl *c, unsigned label_base);
 
 #endif

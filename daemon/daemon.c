@@ -21,6 +21,7 @@
 #include "ctnl.h"
 #include "daemon.h"
 #include "tablelife.h"
+#include "qguard.h"
 #include "reload.h"
 #include "stats.h"
 
@@ -435,6 +436,27 @@ static int loop(struct knockgw *kg, uint64_t wd_usec)
 	}
 }
 
+/*
+ * A kill -9 must not leave queued SYNs unanswered (qguard.h): the guard
+ * holds the queue sockets past the daemon's death and answers what waits
+ * in them.  Forked once the capabilities are down to CAP_NET_ADMIN (which
+ * its verdicts need) and before any thread of ours runs.
+ */
+static void start_guard(struct knockgw *kg)
+{
+	int fds[WORKERS_MAX * QSET_MAX];
+	size_t n = 0;
+
+	/* Every queue of every set: the SYNs', the probes' and the data's. */
+	for (unsigned i = 0; i < kg->workers.n && i < WORKERS_MAX; i++)
+		for (int set = 0; set < QSET_MAX; set++)
+			fds[n++] = nfqueue_fd(kg->workers.w[i].q[set]);
+	kg->guard_fd = qguard_start(fds, n, kg->conf);
+	if (kg->guard_fd < 0)
+		log_warnx("no queue guard: after a kill -9 the SYNs queued while the kernel "
+			  "tears the daemon down go unanswered");
+}
+
 static int start(struct knockgw *kg)
 {
 	char err[512];
@@ -493,6 +515,7 @@ static int start(struct knockgw *kg)
 			 "(no CAP_SETPCAP to remove them), out of reach under no_new_privs", kept);
 	else
 		log_info("capabilities: CAP_NET_ADMIN only, the bounding set too");
+	start_guard(kg);	/* with no more privilege than that, and before any thread */
 	return workers_start(&kg->workers);
 }
 
@@ -501,7 +524,7 @@ int daemon_run(struct knockgw *kg)
 	uint64_t wd_usec = 0;
 	int ret = 1, r;
 
-	kg->epoll_fd = kg->signal_fd = kg->notify_fd = -1;
+	kg->epoll_fd = kg->signal_fd = kg->notify_fd = kg->guard_fd = -1;
 	kg->status_timer = kg->table_timer = kg->watchdog_timer = -1;
 	kg->reload_timer = kg->ctl_timer = -1;
 	kg->started_ms = daemon_now_ms(CLOCK_MONOTONIC);
@@ -549,6 +572,8 @@ out:
 	log_counters(kg);
 	if (kg->workers_open)
 		workers_close(&kg->workers);
+	if (kg->guard_fd >= 0)
+		close(kg->guard_fd);	/* the queues are unbound: the guard finds nothing */
 	if (kg->ctl_open)
 		ctl_close(&kg->ctl);
 	replay_free(&kg->replay);

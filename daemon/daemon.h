@@ -71,6 +71,9 @@ struct knockgw {
 	struct log_ratelimit rl_table;	/* "cannot check table" warnings */
 	bool verbose;			/* -v: debug logging whatever the file says */
 
+	/* The queue guard's pipe (qguard.h): open for the daemon's life, -1 without one. */
+	int guard_fd;
+
 	/* The event loop's descriptors (-1 when closed). */
 	int epoll_fd, signal_fd, notify_fd;
 	int status_timer, table_timer, watchdog_timer, reload_timer, ctl_timer;

@@ -59,9 +59,9 @@ int hidestate_print(const struct conf *c, const char *secret, FILE *f)
 	fprintf(f, "queue = { num = %u; count = %u; fail_open = %s; };\n", (unsigned)c->queue_num,
 		(unsigned)c->queue_count, c->fail_open ? "true" : "false");
 	fprintf(f, "rules = { table = \"%s\"; mark_mask = 0x%08x; ct_mark_bit = 0x%08x; "
-		   "refuse_port = %u; };\n",
+		   "ct_label = %u; refuse_port = %u; };\n",
 		c->table, (unsigned)c->mark_mask, (unsigned)c->ct_mark_bit,
-		(unsigned)c->refuse_port);
+		(unsigned)c->ct_label, (unsigned)c->refuse_port);
 	fprintf(f, "on_stop = \"hide\";\n");
 	fprintf(f, "translate = \"%s\";\n", c->translate == TRANSLATE_USER ? "user" : "kernel");
 	fprintf(f, "closed_ports = \"%s\";\n",

@@ -48,3 +48,17 @@ enum integ_status integ_add(struct integ_buf *b, uint32_t seq, const uint8_t *pa
 	}
 	return b->have == b->need ? INTEG_COMPLETE : INTEG_MORE;
 }
+
+bool integ_covers(const struct integ_buf *b, uint32_t seq)
+{
+	int64_t off = (int32_t)(seq - b->base);
+
+	return off >= 0 && off < b->need;
+}
+
+bool integ_urgent_hits(const struct integ_buf *b, uint32_t seq, uint16_t urg_ptr)
+{
+	uint32_t at = seq + urg_ptr;
+
+	return integ_covers(b, at) || (urg_ptr > 0 && integ_covers(b, at - 1));
+}

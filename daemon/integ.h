@@ -12,6 +12,7 @@
 #ifndef KNOCKGW_INTEG_H
 #define KNOCKGW_INTEG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,5 +34,23 @@ enum integ_status {
 
 void integ_init(struct integ_buf *b, uint32_t isn, uint16_t need);
 enum integ_status integ_add(struct integ_buf *b, uint32_t seq, const uint8_t *payload, size_t len);
+
+/* Is sequence number seq one of the window's bytes? */
+bool integ_covers(const struct integ_buf *b, uint32_t seq);
+
+/*
+ * Would the urgent pointer urg_ptr of a segment at seq (URG set) make the
+ * receiver take a byte of the window out of the stream?  A receiver that
+ * does not inline urgent data (Linux by default) removes the byte the
+ * pointer designates, and the reader then gets one byte from past the
+ * window in its place.  The pointer is read both ways a receiver may read
+ * it: the byte before seq + urg_ptr (RFC 793's pointer to the byte after
+ * the urgent data, which Linux and the BSDs follow) and the byte at
+ * seq + urg_ptr (RFC 1122's, Linux with tcp_stdurg); with urg_ptr 0, Linux
+ * takes the byte at seq.  The pointer is unsigned and counts from the
+ * segment's own seq, so a segment that starts at or after the window's end
+ * never reaches back into it (modulo 2^32 only from 64 KB before base).
+ */
+bool integ_urgent_hits(const struct integ_buf *b, uint32_t seq, uint16_t urg_ptr);
 
 #endif

@@ -9,6 +9,7 @@
  *   knockgw hide [-s STATE]            the saved hiding table, when none is in place
  *   knockgw invite NAME --dst HOST ... a new key and the configuration for it
  *   knockgw metrics [-c FILE] [-o FILE] the counters for Prometheus (metricscmd.h)
+ *   knockgw check-firewall [-c FILE]   do refusals look like unused ports here (fwcheck.h)
  *   knockgw --help | --version
  *
  * This file is the command line: the subcommands, and the `status` client.
@@ -27,8 +28,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -38,6 +37,8 @@
 #include "ctlask.h"
 #include "ctlclient.h"
 #include "daemon.h"
+#include "flushcmd.h"
+#include "fwcheck.h"
 #include "hidecmd.h"
 #include "hidestate.h"
 #include "invite.h"
@@ -51,7 +52,7 @@
 #define DEFAULT_CONF "/etc/knockgw/knockgw.conf"
 
 enum { CMD_DAEMON, CMD_GENKEY, CMD_PRINT_RULES, CMD_STATUS, CMD_FLUSH, CMD_HIDE, CMD_INVITE,
-       CMD_METRICS, CMD_COUNT };
+       CMD_METRICS, CMD_CHECK_FIREWALL, CMD_COUNT };
 
 /* One line per command in --help; each command's own --help repeats its line. */
 struct command {
@@ -71,7 +72,7 @@ static int usage_error(const char *prog)
 }
 
 /*
- * The options of genkey, print-rules, status and flush: -h/--help, -c FILE
+ * The options of genkey, print-rules and status: -h/--help, -c FILE
  * where conf is not NULL, --json where json is not NULL; no operands.  -1
  * to run, 0 after --help (the command's synopsis on stdout), or CLI_USAGE.
  */
@@ -219,58 +220,16 @@ static int cmd_status(int argc, char **argv)
 
 /* ------------------------------------------------------------- flush */
 
-/* Does a daemon listen on the control socket at path? */
-static bool daemon_listening(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool up;
-
-	if (fd < 0)
-		return false;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	up = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	close(fd);
-	return up;
-}
-
-/*
- * `knockgw flush`: removes the table a stopped daemon left to hide its
- * ports (on_stop "hide"), by hand.  Not under a running daemon, which
- * would put it back at its next check: that is `systemctl stop`'s job.
- */
+/* `knockgw flush`: its own module (flushcmd.h). */
 static int cmd_flush(int argc, char **argv)
 {
-	const char *path = DEFAULT_CONF;
-	struct conf *c;
-	int r = conf_options(&commands[CMD_FLUSH], argc, argv, &path, NULL);
+	return flush_main(argc, argv, DEFAULT_CONF);
+}
 
-	if (r >= 0)
-		return r;
-	c = daemon_load_conf(path, false);
-	if (!c)
-		return 1;
-	if (daemon_listening(c->control_socket)) {
-		fprintf(stderr, "knockgw: a daemon answers on %s and would put table inet %s back; "
-				"stop it first (systemctl stop knockgw)\n",
-			c->control_socket, c->table);
-		daemon_free_conf(c);
-		return 1;
-	}
-	r = nftrules_present(c->table);
-	if (r == 0) {
-		printf("no table inet %s: nothing to remove\n", c->table);
-	} else if (r > 0 && (r = nftrules_remove(c->table)) == 0) {
-		printf("table inet %s removed: protected ports are now as their services make "
-		       "them (open where one listens)\n", c->table);
-	} else {
-		fprintf(stderr, "knockgw: cannot remove table inet %s: %s\n", c->table,
-			strerror(-r));
-		daemon_free_conf(c);
-		return 1;
-	}
-	daemon_free_conf(c);
-	return 0;
+/* `knockgw check-firewall`: its own module (fwcheck.h). */
+static int cmd_check_firewall(int argc, char **argv)
+{
+	return fwcheck_main(argc, argv, DEFAULT_CONF);
 }
 
 /* ------------------------------------------------------------- invite */
@@ -396,8 +355,11 @@ static int cmd_daemon(int argc, char **argv)
 		 * this line (the Debian postinst starts knockgw only when one
 		 * count is not 0); keep its format.
 		 */
-		if (verbose)
+		if (verbose) {
 			printf("entries: protect %zu, knock %zu\n", conf->nprotect, conf->nknock);
+			/* Whether refusals will look like unused ports here (fwcheck.h). */
+			fwcheck_summary(conf, stdout);
+		}
 		daemon_free_conf(conf);
 		return 0;
 	}
@@ -445,6 +407,9 @@ static const struct command commands[CMD_COUNT] = {
 	[CMD_METRICS] = { "metrics", "metrics [-c FILE] [-o FILE]",
 			  "Print the running daemon's counters for Prometheus (-o: write FILE "
 			  "atomically).", cmd_metrics },
+	[CMD_CHECK_FIREWALL] = { "check-firewall", "check-firewall [-c FILE]",
+				 "Tell whether refused SYNs look like this host's unused ports "
+				 "under its firewall.", cmd_check_firewall },
 };
 
 static void usage(FILE *f)
@@ -457,12 +422,12 @@ static void usage(FILE *f)
 	for (i = 0; i < CMD_COUNT; i++) {
 		const char *s = commands[i].summary;
 
-		fprintf(f, "%-12s ", commands[i].name ? commands[i].name : "(daemon)");
+		fprintf(f, "%-15s ", commands[i].name ? commands[i].name : "(daemon)");
 		/* Indent a summary's later lines under its first. */
 		for (; *s; s++) {
 			fputc(*s, f);
 			if (*s == '\n')
-				fprintf(f, "%-12s ", "");
+				fprintf(f, "%-15s ", "");
 		}
 		fputc('\n', f);
 	}

@@ -30,17 +30,31 @@
  * The conntrack bit `ct_integ` (rules.ct_mark_bit) marks a flow that awaits
  * its integrity bytes.  Both are configurable so that knockgw can live
  * beside other users of marks.
+ *
+ * Conntrack labels (rules.ct_label = N): the client role's user translation
+ * path keeps a flow's shift in label bits N+1..N+32 of the flow's conntrack
+ * entry and sets bit N to say it is a flow it translates (its rules match
+ * that bit).  The shift takes 32 bits, which would fill the whole conntrack
+ * mark that other software shares; 128 label bits leave room.  Labels are
+ * handled as the kernel reads and writes them, over ctnetlink and in nft
+ * registers: four 32-bit words in host order, bit b at b % 32 of word b / 32
+ * (nft's `ct label b` on a little-endian host).
  * Pure: no I/O.
  */
 #ifndef KNOCKGW_MARKS_H
 #define KNOCKGW_MARKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum {
 	KGW_MARK_MASK_DEFAULT = 0x7f000000,
 	KGW_CTMARK_DEFAULT = 0x40000000,
 	KGW_MARK_BITS_MIN = 3,		/* seven codes and "none" */
+	KGW_LABEL_WORDS = 4,		/* 128 conntrack label bits */
+	KGW_LABEL_BITS = 33,		/* ours: the flag, then the shift */
+	KGW_CTLABEL_DEFAULT = 95,	/* bits 95..127 */
+	KGW_CTLABEL_MAX = 32 * KGW_LABEL_WORDS - KGW_LABEL_BITS,
 };
 
 struct kgw_marks {
@@ -72,5 +86,17 @@ static inline uint32_t kgw_mark_own(const struct kgw_marks *m, uint32_t mark)
 {
 	return mark & ~m->mask;
 }
+
+/*
+ * The labels of a flow shifted by shift (our flag set), and the mask of our
+ * bits, for a write that leaves every other bit alone.  A base (N) above
+ * KGW_CTLABEL_MAX gives an empty mask (and kgw_label_get() false).
+ */
+void kgw_label_put(unsigned base, uint32_t shift, uint32_t ret_val[static KGW_LABEL_WORDS],
+		   uint32_t ret_mask[static KGW_LABEL_WORDS]);
+
+/* A flow's shift from its labels: true when our flag is set. */
+bool kgw_label_get(unsigned base, const uint32_t val[static KGW_LABEL_WORDS],
+		   uint32_t *ret_shift);
 
 #endif

@@ -29,6 +29,8 @@
 #include "nl.h"
 
 enum {
+	BUSY_TRIES = 100,		/* a queue held by another socket: ... */
+	BUSY_WAIT_US = 20000,		/* ... waited for, 2 s at most */
 	RCVBUF_BYTES = 8 << 20,		/* room for bursts; also keeps the socket from wedging */
 	RCV_TIMEOUT_MS = 10,
 	MSG_OVERHEAD = 1024,		/* netlink + nfqueue attributes around the copy */
@@ -129,7 +131,14 @@ static int configure(struct nfqueue *q, uint32_t copy_range, uint32_t maxlen, un
 	 */
 	mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl(f));
 	mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl(NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO));
-	r = cfg_talk(q, nlh);
+	/*
+	 * EBUSY: another socket holds the queue.  A daemon killed with -9
+	 * leaves it to its queue guard for the moment the guard takes to
+	 * answer what waits and let it go (qguard.h): wait for that, bounded;
+	 * a daemon that really runs keeps it, and this one fails.
+	 */
+	for (unsigned tries = 0; (r = cfg_talk(q, nlh)) == -EBUSY && tries < BUSY_TRIES; tries++)
+		usleep(BUSY_WAIT_US);
 	nl_set_other(q->nl, NULL, NULL);
 	if (r < 0) {
 		errno = -r;

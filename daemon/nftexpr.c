@@ -385,6 +385,20 @@ static void x_tcp_port(struct nftnl_rule *r, uint16_t port, bool src)
 	x_cmp(r, NFT_CMP_EQ, &be, 2);
 }
 
+/*
+ * ct label N: our flag's bit set (nft loads the 128 label bits, masks the
+ * one and compares with zero, in the kernel's word layout, marks.h).
+ */
+static void x_ct_label(struct nftnl_rule *r, unsigned bit)
+{
+	uint32_t mask[KGW_LABEL_WORDS] = { 0 }, zero[KGW_LABEL_WORDS] = { 0 };
+
+	mask[bit / 32 % KGW_LABEL_WORDS] = 1u << (bit % 32);
+	x_key(r, KEY_CT, NFT_CT_LABELS, false);
+	x_bitwise(r, mask, zero, sizeof(mask));
+	x_cmp(r, NFT_CMP_NEQ, zero, sizeof(zero));
+}
+
 static void x_tcp_flags(struct nftnl_rule *r, uint8_t mask, uint8_t value, uint32_t op)
 {
 	uint8_t zero = 0;
@@ -606,8 +620,13 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_queue(r, p, kind, ru, false);
 		break;
 	case RK_CLIENT_FWD_SYN:
-		/* FWD tells the daemon it is a routed SYN, not the server's. */
-		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+	case RK_CLIENT_FWD_OUT:
+		/*
+		 * FWD tells the daemon it is a routed flow's, not the server's:
+		 * its SYN, or (user path) a later packet going out.
+		 */
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT,
+			    ru->kind == RK_CLIENT_FWD_SYN ? NFT_CMP_EQ : NFT_CMP_NEQ);
 		x_fib_local_op(r, NFT_CMP_NEQ);
 		if (ru->iif)
 			x_iifname(r, ru->iif);
@@ -627,15 +646,23 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_verdict(r, NF_DROP);
 		break;
 	case RK_CLIENT_OUT:
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
+		x_counter(r);
+		x_queue(r, p, kind, ru, false);
+		break;
 	case RK_CLIENT_IN:
-	case RK_CLIENT_FWD_OUT:
 	case RK_CLIENT_FWD_IN:
-		if (ru->kind == RK_CLIENT_OUT || ru->kind == RK_CLIENT_FWD_OUT)
-			x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
-		/* The flow's shift, kept in its conntrack mark, rides to us in
-		 * the packet mark (NFQA_MARK comes with every queued packet). */
-		x_key(r, KEY_CT, NFT_CT_MARK, false);
-		x_key(r, KEY_META, NFT_META_MARK, true);
+	case RK_CLIENT_IN_NOCT:
+	case RK_CLIENT_FWD_IN_NOCT:
+		/* Only an acknowledgement needs the shift back. */
+		x_tcp_flags(r, TCP_ACK_BIT, TCP_ACK_BIT, NFT_CMP_EQ);
+		if (ru->kind == RK_CLIENT_IN || ru->kind == RK_CLIENT_FWD_IN) {
+			x_ct_label(r, p->ct_label);
+		} else {
+			x_key(r, KEY_CT, NFT_CT_STATE, false);
+			x_masked_eq32(r, NF_CT_STATE_INVALID_BIT | NF_CT_STATE_UNTRACKED_BIT, 0,
+				      NFT_CMP_NEQ);
+		}
 		x_counter(r);
 		x_queue(r, p, kind, ru, false);
 		break;

@@ -105,12 +105,15 @@
  *     chain output_raw {                          client role, before conntrack
  *       type filter hook output priority -300; policy accept;
  *       per knock entry:  ip daddr D tcp dport P tcp flags & (syn|ack) == syn  queue SYN
+ *       with translate = "user", also:
+ *                         ip daddr D tcp dport P tcp flags & (syn|ack) != syn  queue DATA
  *     }
- *     with translate = "user" only (the delta rides in the conntrack mark):
- *     chain output {  type filter hook output priority -150;
- *       ip daddr D tcp dport P tcp flags & (syn|ack) != syn  meta mark set ct mark  queue DATA }
+ *     with translate = "user" only (the shift is in conntrack labels of
+ *     ours, bits N..N+32 for rules.ct_label = N: bit N says the flow is one
+ *     the daemon translates):
  *     chain input {  type filter hook input priority -150;
- *       ip saddr D tcp sport P  meta mark set ct mark  queue DATA }
+ *       ip saddr D tcp sport P tcp flags & ack == ack ct label N  queue DATA
+ *       ip saddr D tcp sport P tcp flags & ack == ack ct state invalid,untracked  queue DATA }
  *     with `from` in a knock entry (gateway client role), per prefix F of
  *     dst's family:
  *     chain prerouting_raw {  type filter hook prerouting priority -300;
@@ -123,14 +126,17 @@
  *                   meta mark set mark & ~MASK | FWD  queue SYN
  *       or, with from_interfaces = [ I, ... ] (asymmetric routes):
  *         ... fib daddr type != local iifname I  meta mark ... queue SYN   (per I)
- *         ... fib daddr type != local  drop }
- *     and with translate = "user" (routed packets pass neither output nor
- *     input; forward sees both ways, after conntrack and before SNAT, with
- *     the answers' destination already back to the LAN host's):
- *     chain forward_user {  type filter hook forward priority -150;
+ *         ... fib daddr type != local  drop
+ *       and with translate = "user", its later packets going out:
  *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) != syn
- *                   meta mark set ct mark  queue DATA
- *       ip saddr D ip daddr F tcp sport P  meta mark set ct mark  queue DATA }
+ *                   fib daddr type != local  meta mark set mark & ~MASK | FWD  queue DATA }
+ *     and with translate = "user" the answers (routed packets pass neither
+ *     output nor input; forward sees them after conntrack, and after their
+ *     destination is back to the LAN host's):
+ *     chain forward_user {  type filter hook forward priority -150;
+ *       ip saddr D ip daddr F tcp sport P tcp flags & ack == ack ct label N  queue DATA
+ *       ip saddr D ip daddr F tcp sport P tcp flags & ack == ack
+ *                   ct state invalid,untracked  queue DATA }
  *     ICMP errors about the client's flows (their quote holds the shifted
  *     sequence number, which conntrack adjusts nowhere; clienticmp.h):
  *     chain input_icmp {  type filter hook input priority -150;
@@ -162,28 +168,41 @@
  * Loopback traffic passes prerouting too.  The client's SYN chain runs
  * before conntrack, so the daemon can create the flow's entry first; so
  * does the gateway's (prerouting_raw: a routed SYN never passes output).
+ * The user path shifts outgoing packets there too, before conntrack, and
+ * incoming ones after it, so conntrack sees a flow's numbers as the wire
+ * does both ways and judges it like any other: a RST is valid (or not)
+ * for the same reasons.  Before conntrack no packet carries its entry, so
+ * the daemon finds the shift by the packet's tuple (client.h); after it,
+ * our label picks the flows to queue, and a packet conntrack ties to no
+ * entry (invalid, untracked) is queued too: it may still be one of ours.
+ * Incoming packets need the shift only for an acknowledgement (ACK set).
+ * No mark carries the shift: the packet mark and conntrack mark stay
+ * other software's (but for our codes in mark_mask).
  *
  * Closed ports.  What a probe of a protected port meets, a probe of a
  * closed port meets too, scan type by scan type, so that neither the answer
  * nor its time tells them apart: a new connection (SYN, ACK, window scan)
- * is queued at prerouting, gets a refused knock's work in the daemon and
- * an accept, and the kernel answers it (the protected port's through the
- * nat redirect, the closed port's as itself); a FIN/NULL/Xmas probe, which
- * conntrack calls invalid and nat cannot move, is queued at input after the
- * host's filter chains and answered with the daemon's RST on both sides; a
- * Maimon probe (FIN+ACK, invalid) is answered by the kernel on both sides
- * (the listener's TCP resets it as a closed port does).  The closed side is
- * matched after DNAT and by the socket lookup, so a listening port, a
- * forwarded one or a container's is never taken for closed; bypass, since
- * without the daemon the kernel's own answer is the right one.
+ * is redirected by a nat rule to the closed port rules.refuse_port, queued
+ * at prerouting, gets a refused knock's work in the daemon and an accept,
+ * and the kernel answers it from the closed port (the protected port's
+ * redirect comes after its queue, the closed port's before: the same work,
+ * NAT and un-NAT included); a FIN/NULL/Xmas probe, which conntrack calls
+ * invalid and nat cannot move, is queued at input after the host's filter
+ * chains and answered with the daemon's RST on both sides; a Maimon probe
+ * (FIN+ACK, invalid) is answered by the kernel on both sides (the
+ * listener's TCP resets it as a closed port does).  The closed side is
+ * matched after every other DNAT and by the socket lookup, so a listening
+ * port, a forwarded one or a container's is never taken for closed; bypass,
+ * since without the daemon the kernel's own answer is the right one.
  *
  * Each hook the daemon queues from tells the roles apart (workers.c):
  * prerouting and postrouting are the server's, output the client's; input
- * carries the client's incoming user-path segments, which all have ACK or
- * RST, and input_closed's probes, which have neither.  The gateway's are
- * told apart too: at prerouting, a routed SYN carries the FWD code (the
+ * carries the client's incoming user-path segments, which all have ACK,
+ * and input_closed's probes, which have neither ACK nor RST.  The
+ * gateway's are told apart too: at prerouting, a routed SYN or (user path)
+ * a routed flow's later packet going out carries the FWD code (the
  * server's rules clear our bits before they queue); forward is the
- * client's alone, both ways (client.c tells them apart by `from`).
+ * client's alone, the routed flows' answers.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -238,7 +257,6 @@ static const struct nftplan_chain_def chains[CH_MAX] = {
 	[CH_INPUT_CLOSED] = { "input_closed", "filter", NF_INET_LOCAL_IN, CLOSED_PRIORITY },
 	[CH_INPUT_LATE] = { "input_late", "filter", NF_INET_LOCAL_IN, CLOSED_LATE_PRIORITY },
 	[CH_OUTPUT_RAW] = { "output_raw", "filter", NF_INET_LOCAL_OUT, RAW_PRIORITY },
-	[CH_OUTPUT] = { "output", "filter", NF_INET_LOCAL_OUT, USER_PRIORITY },
 	[CH_PREROUTING_RAW] = { "prerouting_raw", "filter", NF_INET_PRE_ROUTING, RAW_PRIORITY },
 	[CH_FORWARD_USER] = { "forward_user", "filter", NF_INET_FORWARD, USER_PRIORITY },
 	[CH_INPUT_ICMP] = { "input_icmp", "filter", NF_INET_LOCAL_IN, ICMP_PRIORITY },
@@ -393,9 +411,21 @@ static void plan_gateway(struct nftplan *p, enum nftplan_kind k, enum nftplan_ch
 			continue;
 		plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e->port,
 					    .addr = &e->dst, .from = &e->from[i],
-					    .addr_is_src = k == RK_CLIENT_FWD_IN,
+					    .addr_is_src = k == RK_CLIENT_FWD_IN ||
+							   k == RK_CLIENT_FWD_IN_NOCT,
 					    .qset = (uint8_t)qset_of(k), .entry_line = e->line });
 	}
+}
+
+/* The user path's rules for knock entry e (its SYNs' are the caller's). */
+static void plan_user_path(struct nftplan *p, const struct conf_knock *e)
+{
+	plan_client(p, RK_CLIENT_OUT, CH_OUTPUT_RAW, e, false);
+	plan_client(p, RK_CLIENT_IN, CH_INPUT, e, true);
+	plan_client(p, RK_CLIENT_IN_NOCT, CH_INPUT, e, true);
+	plan_gateway(p, RK_CLIENT_FWD_OUT, CH_PREROUTING_RAW, e);
+	plan_gateway(p, RK_CLIENT_FWD_IN, CH_FORWARD_USER, e);
+	plan_gateway(p, RK_CLIENT_FWD_IN_NOCT, CH_FORWARD_USER, e);
 }
 
 /*
@@ -461,6 +491,7 @@ static void plan_start(const struct conf *c, struct nftplan *p)
 	p->bypass = c->fail_open;
 	p->refuse_port = c->refuse_port;
 	p->m = c->marks;
+	p->ct_label = c->ct_label;
 }
 
 /*
@@ -475,12 +506,8 @@ int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
 	plan_start(c, p);
 	plan_push(p, (struct nftplan_rule){ .kind = RK_CT_KEEP, .chain = CH_OUTPUT_RAW });
 	plan_gateway_nat(p, c);
-	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++) {
-		plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, &c->knock[i], false);
-		plan_client(p, RK_CLIENT_IN, CH_INPUT, &c->knock[i], true);
-		plan_gateway(p, RK_CLIENT_FWD_OUT, CH_FORWARD_USER, &c->knock[i]);
-		plan_gateway(p, RK_CLIENT_FWD_IN, CH_FORWARD_USER, &c->knock[i]);
-	}
+	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++)
+		plan_user_path(p, &c->knock[i]);
 	if (p->failed) {
 		nftplan_free(p);
 		return -ENOMEM;
@@ -626,12 +653,8 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 		 */
 		plan_client(p, RK_CLIENT_ICMP, CH_INPUT_ICMP, k, false);
 		plan_gateway(p, RK_CLIENT_FWD_ICMP, CH_FORWARD_ICMP, k);
-		if (c->translate == TRANSLATE_USER) {
-			plan_client(p, RK_CLIENT_OUT, CH_OUTPUT, k, false);
-			plan_client(p, RK_CLIENT_IN, CH_INPUT, k, true);
-			plan_gateway(p, RK_CLIENT_FWD_OUT, CH_FORWARD_USER, k);
-			plan_gateway(p, RK_CLIENT_FWD_IN, CH_FORWARD_USER, k);
-		}
+		if (c->translate == TRANSLATE_USER)
+			plan_user_path(p, k);
 	}
 	plan_gateway_nat(p, c);
 	if (p->failed) {

@@ -27,10 +27,9 @@ enum nftplan_chain {
 	CH_INPUT,		/* the client's user path, incoming */
 	CH_INPUT_CLOSED,	/* FIN/NULL/Xmas probes, after the host's filter */
 	CH_INPUT_LATE,		/* ... those no daemon answered: RST */
-	CH_OUTPUT_RAW,		/* the client's SYNs, before conntrack */
-	CH_OUTPUT,		/* the client's user path, outgoing */
-	CH_PREROUTING_RAW,	/* gateway client role: routed SYNs, before conntrack */
-	CH_FORWARD_USER,	/* ... user path: the routed flows' packets, both ways */
+	CH_OUTPUT_RAW,		/* the client's SYNs and user path, before conntrack */
+	CH_PREROUTING_RAW,	/* gateway client role: routed SYNs and user path, likewise */
+	CH_FORWARD_USER,	/* ... user path: the routed flows' answers */
 	CH_INPUT_ICMP,		/* ICMP errors about this host's translated flows */
 	CH_FORWARD_ICMP,	/* ... about the routed ones */
 	CH_POSTROUTING_NAT,	/* gateway: an empty nat chain, so conntrack applies NAT */
@@ -62,12 +61,14 @@ enum nftplan_kind {
 	RK_INTEG,		/* flows awaiting integrity bytes: queue */
 	RK_INTEG_REPLY,		/* the service's side of those flows: mark, queue */
 	RK_CLIENT_SYN,		/* this host's SYNs to a knock destination: queue */
-	RK_CLIENT_OUT,		/* user path: later outgoing packets of such flows */
-	RK_CLIENT_IN,		/* user path: their incoming packets (routed ones too) */
+	RK_CLIENT_OUT,		/* user path: later outgoing packets to a knock destination */
+	RK_CLIENT_IN,		/* user path: incoming packets of flows with our label */
+	RK_CLIENT_IN_NOCT,	/* ... and of no flow conntrack ties them to (invalid) */
 	RK_CLIENT_FWD_SYN,	/* routed SYNs from a `from` prefix to a knock destination */
 	RK_CLIENT_FWD_SPOOF,	/* ... that arrived elsewhere than their source is routed: drop */
 	RK_CLIENT_FWD_OUT,	/* user path: later packets of those flows, going out */
-	RK_CLIENT_FWD_IN,	/* ... and their answers (addr is the source, from the destination) */
+	RK_CLIENT_FWD_IN,	/* ... their answers with our label (addr is the source) */
+	RK_CLIENT_FWD_IN_NOCT,	/* ... and those conntrack ties to no flow */
 	RK_CLIENT_ICMP,		/* ICMP errors about this host's flows to a knock destination */
 	RK_CLIENT_FWD_ICMP,	/* ... about routed flows from a `from` prefix to one */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
@@ -104,6 +105,7 @@ struct nftplan {
 	uint16_t refuse_port;		/* rules.refuse_port */
 	bool hiding;			/* no daemon to queue SYNs to (nftplan_make_hiding) */
 	struct kgw_marks m;		/* rules.mark_mask, rules.ct_mark_bit */
+	unsigned ct_label;		/* rules.ct_label: our flag's label bit */
 };
 
 /* The table for c; 0 or -ENOMEM (then nothing is planned). */

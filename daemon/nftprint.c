@@ -190,11 +190,17 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		print_queue(f, p, r, false);
 		break;
 	case RK_CLIENT_OUT:
-		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);
+		fputs("tcp flags & (syn | ack) != syn counter ", f);
 		print_queue(f, p, r, false);
 		break;
 	case RK_CLIENT_IN:
-		fputs("meta mark set ct mark counter ", f);
+	case RK_CLIENT_FWD_IN:
+		fprintf(f, "tcp flags & ack == ack ct label %u counter ", p->ct_label);
+		print_queue(f, p, r, false);
+		break;
+	case RK_CLIENT_IN_NOCT:
+	case RK_CLIENT_FWD_IN_NOCT:
+		fputs("tcp flags & ack == ack ct state invalid,untracked counter ", f);
 		print_queue(f, p, r, false);
 		break;
 	case RK_CLIENT_FWD_SYN:
@@ -209,11 +215,8 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 			r->rpf ? "fib saddr . iif oif missing " : "");
 		break;
 	case RK_CLIENT_FWD_OUT:
-		fputs("tcp flags & (syn | ack) != syn meta mark set ct mark counter ", f);
-		print_queue(f, p, r, false);
-		break;
-	case RK_CLIENT_FWD_IN:
-		fputs("meta mark set ct mark counter ", f);
+		fprintf(f, "tcp flags & (syn | ack) != syn fib daddr type != local "
+			   "meta mark set meta mark & 0x%08x | 0x%08x counter ", keep, m->fwd);
 		print_queue(f, p, r, false);
 		break;
 	case RK_PROBE_SKIP:
@@ -293,6 +296,7 @@ static const char *kind_name(enum nftplan_kind k)
 		return "client knock rule";
 	case RK_CLIENT_OUT:
 	case RK_CLIENT_IN:
+	case RK_CLIENT_IN_NOCT:
 		return "client translation rule";
 	case RK_CLIENT_FWD_SYN:
 		return "gateway knock rule";
@@ -300,6 +304,7 @@ static const char *kind_name(enum nftplan_kind k)
 		return "gateway source-check rule (drops a from SYN that came from elsewhere)";
 	case RK_CLIENT_FWD_OUT:
 	case RK_CLIENT_FWD_IN:
+	case RK_CLIENT_FWD_IN_NOCT:
 		return "gateway translation rule";
 	case RK_CLIENT_ICMP:
 	case RK_CLIENT_FWD_ICMP:

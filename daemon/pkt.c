@@ -53,6 +53,7 @@ enum {
 	TCP_DOFF_OFF = 12,
 	TCP_FLAGS_OFF = 13,
 	TCP_WIN_OFF = 14,
+	TCP_URP_OFF = 18,
 };
 
 /* IP protocol and IPv6 next header numbers (IANA). */
@@ -202,6 +203,7 @@ static enum pkt_drop parse_tcp(const uint8_t *buf, size_t l4_off, size_t ip_end,
 	v->ack = get_be32(p + TCP_ACK_OFF);
 	v->flags = p[TCP_FLAGS_OFF];
 	v->window = get_be16(p + TCP_WIN_OFF);
+	v->urg_ptr = get_be16(p + TCP_URP_OFF);
 	parse_options(buf, l4_off + TCP_HDR_MIN, hlen - TCP_HDR_MIN, v);
 	return PKT_OK;
 }

@@ -67,6 +67,7 @@ struct pkt_view {
 	uint32_t seq, ack;
 	uint8_t flags;		/* TCP_* bits */
 	uint16_t window;
+	uint16_t urg_ptr;	/* the urgent pointer, whether or not URG is set */
 
 	bool has_mss;
 	uint16_t mss;

@@ -44,6 +44,8 @@ const char *restart_reason(const struct conf *a, const struct conf *b)
 	/* Flows in flight carry the old bits in their marks and conntrack entries. */
 	if (a->mark_mask != b->mark_mask || a->ct_mark_bit != b->ct_mark_bit)
 		return "rules.mark_mask/ct_mark_bit";
+	if (a->ct_label != b->ct_label)
+		return "rules.ct_label";
 	return NULL;
 }
 

@@ -12,7 +12,7 @@
  * mimic_closed_port() answers as the entry's on_fail says (the kernel's RST
  * or silence): a new connection (NEWSYN) goes on to the nat rule's closed
  * port, anything else is dropped and answered by server_send_closed_rst(),
- * which sends the RST itself (also for pending.c's abort_connection());
+ * which sends the RST itself (also for pending.c's pf_abort());
  * answer_unlistened_port() is closed_ports "daemon" for a port nobody
  * listens on: the same work and the same mimic_closed_port() as a probe of
  * a protected port, and the kernel, or our RST, answers as the closed port
@@ -419,11 +419,22 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 
 	if (e->integrity_len == 0) {
 		server_accept_syn(s, q, p);
-	} else if (!pending_start(s, q, p, v, pi, matched, vm.epoch, &dialled)) {
-		/* No room for its flow (counted there): refused like any other. */
-		s->cnt.port_refused[pi]++;
-		mimic_closed_port(s, q, p, v, e->on_fail, false);
-		return;
+	} else {
+		switch (pending_start(s, q, p, v, pi, matched, vm.epoch, &dialled)) {
+		case PENDING_STARTED:
+			break;
+		case PENDING_AGAIN:
+			/* The same knock again: verdict given there, counted once. */
+			return;
+		case PENDING_LIVE:
+			/* A copy of a live connection's SYN: dropped, counted there. */
+			return;
+		case PENDING_REFUSED:
+			/* No room for its flow (counted there): refused like any other. */
+			s->cnt.port_refused[pi]++;
+			mimic_closed_port(s, q, p, v, e->on_fail, false);
+			return;
+		}
 	}
 	s->cnt.c[SC_syn_accepted]++;
 	if (vm.nonce)

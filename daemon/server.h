@@ -36,6 +36,7 @@
 #include "rawsock.h"
 #include "replay.h"
 #include "sockkill.h"
+#include "strays.h"
 
 /* Every way a packet can end, each a counter (knockgw status). */
 #define SERVER_COUNTERS(X)                                                            \
@@ -71,7 +72,12 @@
 	X(flows_full, "knocks refused because the pending-flow table was full")          \
 	X(guessers, "source prefixes that reached guessing.threshold refused knocks")  \
 	X(penalized, "SYNs answered like a closed port, unverified (guessing.penalty)") \
-	X(integ_reload, "integrity flows reset because the configuration was reloaded")
+	X(integ_reload, "integrity flows reset because the configuration was reloaded") \
+	X(integ_syn_live, "integrity knocks dropped: a SYN of a connection past its handshake") \
+	X(integ_ct_error, "integrity knocks refused: conntrack could not be asked") \
+	X(integ_urgent, "integrity flows reset: an urgent pointer into the checked bytes") \
+	X(integ_early_fin, "integrity flows reset: a FIN inside the checked bytes") \
+	X(integ_stray_quiet, "segments of unknown integrity flows dropped without another reset")
 
 enum server_counter {
 #define X(name, desc) SC_##name,
@@ -109,6 +115,7 @@ struct server {
 	struct rawsock *rs;		/* closed-port answers */
 	struct flowtable pending;
 	struct holdacct acct;		/* held packets, per queue and per source */
+	struct strays strays;		/* unknown flows' segments: resets bounded */
 	size_t held_bytes, held_bytes_max;
 	uint64_t next_order;		/* pending flows in the order they started */
 	uint64_t mono, wall;		/* seconds; set by the caller before each batch */

@@ -32,11 +32,6 @@ int tablelife_refuse_port_ok(const struct conf *c)
 	return 0;
 }
 
-static bool is_knock_dst(int family, const uint8_t *dst, uint16_t port, const void *arg)
-{
-	return conf_find_knock(arg, family, dst, port) != NULL;
-}
-
 /*
  * on_stop "open": the table goes, except when translated client flows are
  * still open: conntrack, and with it their sequence adjustment, runs in a
@@ -53,7 +48,7 @@ void tablelife_remove(const struct conf *c, enum nft_queue_kind kind)
 		struct ctnl *ct = ctnl_open();
 
 		if (ct) {
-			open = ctnl_count_translated(ct, is_knock_dst, c);
+			open = ctnl_count_translated(ct, c->ct_label);
 			ctnl_close(ct);
 		}
 	}

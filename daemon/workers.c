@@ -50,9 +50,10 @@ static void drain(int fd)
  * segments at postrouting, marked; closed_ports "daemon" at input:
  * server_wants), the client's at output (SYNs, and the user path's
  * outgoing packets) and input (the user path's incoming ones).  The
- * gateway client role's routed SYNs come at prerouting too, with the FWD
- * code, which no server rule leaves on a packet (client_wants_routed); its
- * user path's segments come at forward, which is the client's alone.
+ * gateway client role's routed SYNs (and its user path's outgoing
+ * segments) come at prerouting too, with the FWD code, which no server rule
+ * leaves on a packet (client_wants_routed); its user path's answers come
+ * at forward, which is the client's alone.
  */
 static void on_packet(struct nfqueue *q, const struct nfqueue_packet *p, void *arg)
 {

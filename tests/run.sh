@@ -19,6 +19,7 @@ run() {
 	name=$1
 	shift
 	echo "=== $name"
+	t0=$(date +%s)
 	if "$@"; then
 		passed=$((passed + 1))
 	else
@@ -26,6 +27,8 @@ run() {
 		failures="$failures $name"
 		echo "FAILED: $name"
 	fi
+	# Each suite's time, so that what makes CI long can be read off its log.
+	echo "--- $name: $(($(date +%s) - t0)) s"
 }
 
 want() {

@@ -47,7 +47,8 @@ row() {
 }
 
 rows() {
-	row "flush genkey hide invite metrics print-rules status" knockgw ""
+	row "check-firewall flush genkey hide invite metrics print-rules status" knockgw ""
+	row "check-firewall" knockgw che
 	row "print-rules" knockgw pr
 	row "--help --version" knockgw --
 	row "-c -f -h -n -v --help --version" knockgw -
@@ -56,6 +57,7 @@ rows() {
 	row "--dst --port --mode --integrity-len --keys-dir --show-key -h --help" knockgw invite alice -
 	row "--json" knockgw status --j
 	row "-c -h --help" knockgw flush -
+	row "-c -h --help" knockgw check-firewall -
 	row "-c -o --output -h --help" knockgw metrics -
 	row "-s --state -h --help" knockgw hide -
 	row "$tmp/conf.one $tmp/confdir" knockgw metrics -o "$tmp/conf"

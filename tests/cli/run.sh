@@ -42,7 +42,7 @@ row() {
 
 for h in --help -h; do
 	row 0 out "$KGW" $h
-	for cmd in genkey print-rules status flush hide invite metrics; do
+	for cmd in genkey print-rules status flush hide invite metrics check-firewall; do
 		row 0 out "$KGW" $cmd $h
 	done
 	row 0 out "$KC" $h
@@ -53,7 +53,7 @@ row 0 out "$KC" --version
 row 0 out "$KGW" invite alice --dst 192.0.2.2 --help	# --help wins: no key is made
 
 # Usage errors: unknown options, missing arguments, stray operands.
-for cmd in "" genkey print-rules status flush hide invite metrics; do
+for cmd in "" genkey print-rules status flush hide invite metrics check-firewall; do
 	# shellcheck disable=SC2086 # "" is no command at all
 	row 2 err "$KGW" $cmd --bogus
 	# shellcheck disable=SC2086
@@ -64,7 +64,7 @@ row 2 err "$KGW" nosuchcommand
 row 2 err "$KGW" -n extra
 row 2 err "$KGW" genkey extra
 row 2 err "$KGW" genkey -c /dev/null
-for cmd in print-rules status flush metrics; do
+for cmd in print-rules status flush metrics check-firewall; do
 	row 2 err "$KGW" $cmd -c
 	row 2 err "$KGW" $cmd extra
 done

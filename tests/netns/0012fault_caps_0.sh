@@ -6,7 +6,7 @@
 #     are dropped (hold_cap) and the flow is reset at integrity_timeout; the
 #     service never reads one of its bytes.  The same 600 bytes in two
 #     segments fit and arrive.
-#   - replay table (limits.replay = 64, replay_ttl = 6 s): 64 distinct valid
+#   - replay table (limits.replay = 64, replay_ttl = 15 s): 64 distinct valid
 #     knocks fill it and pass; 6 more pass too, each taking the place of
 #     the oldest knock of the busiest source (replay_displaced_source,
 #     counted, logged), never refused; once the entries expire and are
@@ -17,7 +17,7 @@
 #   | prober.py connect     |---- veth ---| sink.py :2200 (keeps every byte), |
 #   |   -> :2200 integrity  |             |   integrity_len 600, no replay    |
 #   | synburst.py -> :2222  |             | sshd :2222, knock mode,           |
-#   +-----------------------+             |   replay_ttl 6                    |
+#   +-----------------------+             |   replay_ttl 15                   |
 #                                         +-----------------------------------+
 . "$(dirname "$0")/lib.sh"
 
@@ -34,7 +34,7 @@ limits = { replay = 64; hold_bytes = 4096; hold_flow_bytes = 1024; integrity_tim
 keys = ( { name = "k"; file = "$K"; }, { name = "legacy"; secret = "$SECRET"; } );
 protect = (
 	{ port = 2200; mode = "native"; keys = [ "k" ]; integrity_len = 600; replay = false; },
-	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; replay_ttl = 6; }
+	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; replay_ttl = 15; }
 );
 EOC
 chmod 600 "$TMP/knockgw.conf"	# it holds a secret: owner only
@@ -95,12 +95,16 @@ burst() { # NAME SPORT_BASE: the knocks in $TMP/knocks.txt, all at once
 }
 answers() { json "$TMP/$1.json" "j['answers'].get('$2', 0)"; }
 
+# Both lists made before the fill: the entries must not expire (and be
+# collected) before the status after the second burst reads the count.
+knocks 65 70
+mv "$TMP/knocks.txt" "$TMP/knocks-over.txt"
 knocks 1 64
 burst fill 46000
 check "replay table: 64 distinct knocks fill it, all pass" [ "$(answers fill SA)" = 64 ]
 in_s "$KNOCKGW" status -c "$TMP/knockgw.conf" >"$TMP/status.out" 2>&1
 check "replay table: knockgw status shows 64 entries" grep -q '^replay table 64 entries' "$TMP/status.out"
-knocks 65 70
+mv "$TMP/knocks-over.txt" "$TMP/knocks.txt"
 burst over 46100
 check "replay table full: 6 more knocks pass all the same" [ "$(answers over SA)" = 6 ]
 check "replay table full: each displaced the busiest source's oldest (counted)" \
@@ -113,8 +117,8 @@ check "replay table full: and logged" grep -q '^replay table full (limits.replay
 check "replay table full: nothing was refused" \
 	[ "$(counter syn_refused)" = 0 ] && [ "$(counter replay_refused)" = 0 ]
 
-# Entries live 6 s and are collected every 5 s: a fresh knock passes again
-# within about 11 s of the fill (bounded: 40 tries, 1 s apart).
+# Entries live 15 s and are collected every 5 s: a fresh knock passes again
+# within about 20 s of the fill (bounded: 40 tries, 1 s apart).
 SPORT=47000
 again=0
 for i in $(seq 1 40); do

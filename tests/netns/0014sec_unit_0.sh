@@ -8,7 +8,8 @@
 # cannot rebuild is printed as "not reproduced".  Under that sandbox the
 # daemon must become ready, install its table, let a valid knock through
 # and refuse a plain SYN, reload on SIGHUP, answer `knockgw status`, keep
-# only CAP_NET_ADMIN in every thread, and remove its table on SIGTERM.
+# only CAP_NET_ADMIN in every thread (and in its queue guard, confined
+# alike), and on SIGTERM exit, its guard too, leaving the hiding table.
 #
 #   client ns $NS_C                       server ns $NS_S
 #   +-----------------------+             +------------------------------------+
@@ -111,6 +112,19 @@ only_net_admin() {
 }
 check "every thread keeps CAP_NET_ADMIN only (CapEff, CapPrm; none inheritable, ambient)" \
 	only_net_admin
+# The queue guard (forked after the drop) runs under the same sandbox.
+guard_confined() {
+	gc_g=$(guard_pids)
+	[ "$(echo "$gc_g" | wc -w)" = 1 ] || return 1
+	[ "$(status_of "$gc_g" CapEff)" = $CAP_NET_ADMIN_MASK ] &&
+		[ "$(status_of "$gc_g" CapPrm)" = $CAP_NET_ADMIN_MASK ] &&
+		[ "$(status_of "$gc_g" CapInh)" = 0000000000000000 ] &&
+		[ "$(status_of "$gc_g" CapAmb)" = 0000000000000000 ] &&
+		[ "$(status_of "$gc_g" CapBnd)" = "$(status_of "$KGW_PID" CapBnd)" ] &&
+		[ "$(status_of "$gc_g" NoNewPrivs)" = 1 ] && [ "$(status_of "$gc_g" Seccomp)" = 2 ]
+}
+check "the queue guard: CAP_NET_ADMIN only, the same bounding set, no_new_privs, seccomp" \
+	guard_confined
 check "table inet knockgw is installed" has_table
 
 check "a valid knock gets SYN-ACK" knock_gets SA
@@ -143,6 +157,7 @@ check "after the reload every thread still has CAP_NET_ADMIN only" only_net_admi
 kill "$KGW_PID"
 if wait "$KGW_PID"; then rc=0; else rc=$?; fi
 check "SIGTERM: exit status 0" [ $rc = 0 ]
+check "... and the queue guard went with it" wait_for 5 no_guard
 check "SIGTERM: the table stays, hiding (on_stop hide)" has_table
 check "no error in the log" sh -c "! grep -E '^(cannot|reload refused|reload:)' '$LOG'"
 finish

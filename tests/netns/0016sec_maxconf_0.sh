@@ -81,7 +81,8 @@ works() {
 		grep -qx "postrouting $(($2 * 16))" "$TMP/got.txt"
 	check "$1: chain input_closed has $2 x 16 + 3 rules" \
 		grep -qx "input_closed $(($2 * 16 + 3))" "$TMP/got.txt"
-	check "$1: chain output_raw has $2 rules" grep -qx "output_raw $2" "$TMP/got.txt"
+	# Per knock entry (user path): its SYNs' rule and its later packets'.
+	check "$1: chain output_raw has 2 x $2 rules" grep -qx "output_raw $((2 * $2))" "$TMP/got.txt"
 	printf 'SSH-2.0-LastEntry\r\n' >"$TMP/banner"
 	v=$(isn native "$K" $S4 22 4242 --integrity-len 16 --payload-file "$TMP/banner")
 	probe "$1-knock" $C4 $S4 22 "$v" --tsval 4242

@@ -10,10 +10,10 @@
 #   and that next start.
 # At kill -9 the SYNs that arrive while the kernel tears the killed process
 # down (its memory first, then its files: until its queue socket is gone,
-# the queue still takes SYNs, and drops them with the socket) get no
-# answer: there the silent SYNs must form one unbroken run, with every SYN
-# before and after it refused.  (A client retransmits; a one-shot scanner
-# sees a few milliseconds of silence.)  After
+# the queue still takes SYNs) are answered by the queue guard (qguard.h);
+# one it may miss (between its last read and its close) is allowed: the
+# silent SYNs must form at most one unbroken run, with every SYN before
+# and after it refused (0060 counts them at a finer pace).  After
 # each event a valid knock still gets in while a daemon runs.  A start is
 # also held still under gdb at two moments of binding its queue (before
 # the queue's configuration goes out, and right after the kernel took it),

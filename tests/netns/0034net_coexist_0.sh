@@ -12,11 +12,12 @@
 #             nat_PREROUTING (dstnat + 10).  A refused SYN is redirected to
 #             rules.refuse_port (1): where the firewall rejects port 1, the
 #             refusal is the firewall's own answer for a port it does not
-#             allow (24 here), so 22 looks firewalled, not closed; once port
-#             1 is allowed (firewall-cmd --add-port=1/tcp), it is the
-#             closed-port RST of an allowed port (23); with the `ct status
-#             dnat accept` newer firewalld puts in filter_INPUT, likewise
-#             without allowing port 1.
+#             allow (24 here), so 22 looks like the unused port 24, as it
+#             should; once port 1 is allowed (firewall-cmd --add-port=1/tcp),
+#             it is the closed-port RST of an allowed port (23), no longer
+#             an unused port's answer (knockgw check-firewall says so:
+#             0061); with the `ct status dnat accept` newer firewalld puts
+#             in filter_INPUT, likewise without allowing port 1.
 #   plain     an nft table of its own: DNAT 2202 -> 22 at dstnat, masquerade,
 #             input policy drop allowing 1, 22, 23 and established flows;
 #             a SYN flood across a restart of knockgw gets no SYN-ACK, and

@@ -463,6 +463,31 @@ rst_alike() {
 	python3 "$TOP/tests/netns/rstcmp.py" ${3:-} "$TMP/$1.json" "$TMP/$2.json"
 }
 
+# answer_alike A B: the answers in $TMP/A.json and $TMP/B.json (prober.py
+# probe --icmp, to two different ports) are both silence, or equal field
+# for field but the ports, the TCP checksum that covers them (an ICMP
+# error's quote keeps the checksum of the header as it was before
+# conntrack put the dialled port back) and the flow label's value (set
+# or not); prints the differences.
+answer_alike() {
+	python3 - "$TMP/$1.json" "$TMP/$2.json" <<-'EOP'
+	import json, sys
+	a, b = (json.load(open(f))["answer"] for f in sys.argv[1:])
+	if a is None and b is None:
+	    sys.exit(0)
+	if a is None or b is None:
+	    print("#   one answered, the other not: %s %s" % (a is not None, b is not None))
+	    sys.exit(1)
+	diffs = [k for k in sorted(set(a) | set(b))
+	         if k not in ("sport", "dport", "tcpcsum_ok", "flowlabel") and a.get(k) != b.get(k)]
+	if (a.get("flowlabel", 0) == 0) != (b.get("flowlabel", 0) == 0):
+	    diffs.append("flowlabel")
+	for k in diffs:
+	    print("#   differs: %s: %r vs %r" % (k, a.get(k), b.get(k)))
+	sys.exit(1 if diffs else 0)
+	EOP
+}
+
 # nmap_every TAG DST [PORT]: every nmap scan type (sS sA sF sN sX sM sW)
 # from the client namespace to DST sees PORT (22) as it sees the closed
 # port 23: one nmap_same row per scan type.
@@ -492,15 +517,16 @@ refused_without_daemon() {
 }
 
 # flood NAME COUNT [SRC DST PORT]: tests/netns/synflood.py sends COUNT
-# unknocked SYNs to DST:PORT ($S4:22), one every 2 ms, in the background
-# from a fresh source port range; returns once its first SYN is out.
+# unknocked SYNs to DST:PORT ($S4:22), one every 2 ms (FLOOD_MS if set),
+# in the background from a fresh source port range; returns once its
+# first SYN is out.
 # flood_done: waits for it.  answers NAME FLAGS: how many SYNs of flood
 # NAME got FLAGS first ("SA", "RA", "none").
 FLOODS=0
 flood() {
 	FLOODS=$((FLOODS + 1))
 	in_c python3 "$TOP/tests/netns/synflood.py" --iface vc --src "${3:-$C4}" \
-		--dst "${4:-$S4}" --dport "${5:-22}" --count "$2" \
+		--dst "${4:-$S4}" --dport "${5:-22}" --count "$2" --interval-ms "${FLOOD_MS:-2}" \
 		--sport-base $((10000 + FLOODS % 25 * 2000)) --ready "$TMP/$1.ready" \
 		>"$TMP/$1.json" 2>"$TMP/$1.err" &
 	FLOOD_PID=$!
@@ -560,6 +586,16 @@ stop_knockgw() {
 	kill "$sk_pid"
 	wait_for 5 sh -c "! kill -0 $sk_pid"
 }
+
+# guard_pids [NS]: the queue guards (knockgw-guard, daemon/qguard.h) that
+# live in NS ($NS_S), one PID a line.  no_guard [NS]: none there.
+guard_pids() {
+	for gp_p in $(ip netns pids "${1:-$NS_S}" 2>/dev/null); do
+		[ "$(cat "/proc/$gp_p/comm" 2>/dev/null)" = knockgw-guard ] && echo "$gp_p"
+	done
+	return 0
+}
+no_guard() { [ -z "$(guard_pids "$@")" ]; }
 
 # sighup_refused: SIGHUP to the server daemon (KGW_PID); true once its log
 # has one more "reload refused" line, within 10 s.

@@ -11,7 +11,13 @@
         bytes from sequence ISN+1 on, in order, 50 ms apart.  HOW says how the
         segment is sent: "ok"; "paws" with a TSval older than the SYN's, which
         the receiving TCP drops (RFC 7323 PAWS); "md5" with a TCP-MD5 option
-        the receiver has no key for, which it drops too.  Then it keeps
+        the receiver has no key for, which it drops too; "more" sends FILE's
+        bytes after everything sent so far; "syn" sends the connection's SYN
+        again (FILE unused: "syn:-"); "wait" waits FILE seconds ("wait:0.5"),
+        reading what comes meanwhile; "urgN" sends FILE's bytes like "ok"
+        with URG set and urgent pointer N; "urgack" sends a bare ACK at
+        ISN+1 with URG and urgent pointer FILE ("urgack:8"); "finat" a bare
+        FIN at ISN+1+FILE ("finat:10").  Then it keeps
         reading: prints JSON with the SYN-ACK's flags, whether an RST came,
         the highest ack, and the bytes the server sent (hex).  The server's
         data is acknowledged so that it does not retransmit.  With
@@ -88,15 +94,45 @@ def cmd_send(a):
                 ts_option(a.tsval + 1, pk.peer_tsval(f["opts"])))))
     for step in a.step:
         how, path = step.split(":", 1)
+        if how == "syn":
+            syn = pk.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn, 0, F["S"],
+                                 pk.syn_options(a.tsval))
+            w.send(a.dst, pk.ip_packet(a.src, a.dst, syn))
+            time.sleep(0.05)
+            continue
+        if how in ("urgack", "finat"):
+            n = int(path)
+            seq = a.isn + 1 + (n if how == "finat" else 0)
+            flags = F["A"] | (F["F"] if how == "finat" else F["U"])
+            seg = pk.tcp_segment(a.src, a.dst, a.sport, a.dport, seq, rcv_nxt, flags,
+                                 ts_option(a.tsval + 1, peer_ts))
+            if how == "urgack":
+                seg = pk.tcp_set_urg(a.src, a.dst, seg, n)
+            w.send(a.dst, pk.ip_packet(a.src, a.dst, seg))
+            time.sleep(0.05)
+            continue
+        if how == "wait":
+            for f in pk.tracked(pk.replies(w, a.dst, a.sport, a.dport,
+                                           min(deadline, time.monotonic() + float(path))),
+                                out, a.isn):
+                payload = bytes.fromhex(f["payload"])
+                if payload:
+                    got += payload
+                    rcv_nxt = (f["seq"] + len(payload)) & 0xFFFFFFFF
+            continue
         data = open(path, "rb").read()
         tsval = a.tsval + 1 if how != "paws" else a.tsval - 100000
         opts = ts_option(tsval, peer_ts)
         if how == "md5":
             opts += b"\x13\x12" + bytes(range(16))
-        seg = pk.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn + 1, rcv_nxt,
-                             F["A"] | F["P"], opts, data)
+        at = sent if how == "more" else 0
+        urg = int(how[3:]) if how.startswith("urg") else None
+        seg = pk.tcp_segment(a.src, a.dst, a.sport, a.dport, a.isn + 1 + at, rcv_nxt,
+                             F["A"] | F["P"] | (F["U"] if urg is not None else 0), opts, data)
+        if urg is not None:
+            seg = pk.tcp_set_urg(a.src, a.dst, seg, urg)
         w.send(a.dst, pk.ip_packet(a.src, a.dst, seg))
-        sent = max(sent, len(data))
+        sent = max(sent, at + len(data))
         time.sleep(0.05)
     for f in pk.tracked(pk.replies(w, a.dst, a.sport, a.dport, deadline), out, a.isn):
         payload = bytes.fromhex(f["payload"])

@@ -2,8 +2,10 @@
 # `systemctl enable --now knockgw`, the way README deploys it.  A valid
 # knock gets in, a plain SYN gets what the closed port 23 gets, and the
 # start saved the hiding state: the same table as the configuration's,
-# with none of its key.
-# shellcheck shell=sh
+# with none of its key.  The queue guard runs in the unit's control group
+# with the daemon's privileges after their drop (CAP_NET_ADMIN, no_new_privs,
+# the unit's system call filter), and no more.
+# shellcheck shell=sh disable=SC2016
 ct install -d -m 0700 /etc/knockgw/keys
 ct_key "$K"
 ct_conf <<EOC
@@ -32,3 +34,22 @@ same_rules() {
 check "the state makes the configuration's table (print-rules)" same_rules
 no_key() { ct test -s "$STATE" && ! ct grep -qF "$(cat "$K")" "$STATE"; }
 check "the state holds nothing of the key" no_key
+queues_bound() { [ -n "$(ct_queues)" ]; }
+check "its queues are bound (nfnetlink_queue lists them)" queues_bound
+check "one queue guard, in the unit's control group" ct_one_guard
+# guard_sandboxed: the guard's privileges are the daemon's main thread's
+# (CAP_NET_ADMIN only, the unit's bounding set, no_new_privs, seccomp).
+status_of_ct() { ct awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+guard_sandboxed() {
+	gs_g=$(ct_guards)
+	gs_d=$(ct_prop knockgw MainPID)
+	[ "$(status_of_ct "$gs_g" CapEff)" = 0000000000001000 ] || return 1
+	for gs_k in CapEff CapPrm CapInh CapAmb CapBnd NoNewPrivs Seccomp; do
+		gs_v=$(status_of_ct "$gs_g" $gs_k)
+		echo "# guard $gs_k $gs_v"
+		[ -n "$gs_v" ] && [ "$gs_v" = "$(status_of_ct "$gs_d" $gs_k)" ] || return 1
+	done
+	[ "$(status_of_ct "$gs_g" NoNewPrivs)" = 1 ] && [ "$(status_of_ct "$gs_g" Seccomp)" = 2 ]
+}
+check "... with the daemon's privileges: CAP_NET_ADMIN only, no_new_privs, the unit's filter" \
+	guard_sandboxed

@@ -3,7 +3,9 @@
 # Restart=on-failure starts a new one.  No SYN gets a SYN-ACK at any
 # moment; every SYN gets the closed-port RST+ACK but for one run of
 # unanswered ones: those queued to the stopped daemon, which nobody
-# answers until the kernel drops them with its queue.  To keep this short,
+# answers until the kernel drops them with its queue (once the daemon is
+# killed its queue guard answers them: none go unanswered unless the queue
+# filled up).  The killed daemon's guard goes with it.  To keep this short,
 # a drop-in sets WatchdogSec=4s instead of the shipped 30 s; it is removed
 # afterwards.
 # shellcheck shell=sh
@@ -30,6 +32,7 @@ check "SIGSTOP: systemd restarts the daemon (within 30 s)" wait_for 30 restarted
 flood_done
 by_watchdog() { ct_journal knockgw | grep -qi 'watchdog timeout'; }
 check "the watchdog did it (journal: watchdog timeout)" by_watchdog
+check "one queue guard: the killed daemon's answered its queue and went" ct_one_guard
 # hidden's line, without its list of every unanswered SYN (thousands here).
 hidden_short() {
 	hidden "$@" >"$TMP/hidden.out"

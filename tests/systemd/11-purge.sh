@@ -9,6 +9,8 @@ check "dpkg --purge knockgw (exit $rc)" [ $rc = 0 ]
 purged() { ! ct dpkg-query -W -f='${db:Status-Abbrev}' knockgw 2>/dev/null | grep -q '^ii'; }
 check "not installed" purged
 check "no knockgw process" not ct pgrep -x knockgw
+check "no queue guard" ct_no_guard
+check "no queue bound" ct_no_queue
 check "no table" not has_table
 check "sshd answers a plain SYN again (SYN-ACK)" plain_gets SA 22
 check "/var/lib/knockgw is gone" ct test ! -e /var/lib/knockgw

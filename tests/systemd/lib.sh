@@ -155,6 +155,23 @@ ct_journal() { ct journalctl -b -u "$1" -o cat --no-pager; }
 # ct_has FILE PATTERN: the container's FILE has a line matching PATTERN.
 ct_has() { ct grep -q -- "$2" "$1"; }
 
+# ct_guards: the queue guards (knockgw-guard, daemon/qguard.h) running in
+# the container, one PID a line.  ct_no_guard: none.  ct_one_guard: one,
+# in knockgw.service's control group (systemd stops and restarts it with
+# the daemon).
+ct_guards() { ct pgrep -x knockgw-guard || true; }
+ct_no_guard() { [ -z "$(ct_guards)" ]; }
+ct_one_guard() {
+	cog_g=$(ct_guards)
+	[ "$(echo "$cog_g" | wc -w)" = 1 ] &&
+		ct grep -q '/system.slice/knockgw.service$' "/proc/$cog_g/cgroup"
+}
+# ct_queues: the queues bound in the container's network namespace, one a
+# line (/proc/net/netfilter/nfnetlink_queue).  ct_no_queue: the list is
+# readable and empty, so every queue rule's bypass applies.
+ct_queues() { ct cat /proc/net/netfilter/nfnetlink_queue; }
+ct_no_queue() { ct test -r /proc/net/netfilter/nfnetlink_queue && [ -z "$(ct_queues)" ]; }
+
 # ct_settle UNIT: waits (20 s at most) until UNIT is in no job (starting,
 # stopping, auto-restart): active, failed or inactive.
 ct_settle() {

@@ -12,9 +12,10 @@
  * here: no root, no network, no sleeps.
  *
  * Each numbered scenario is a fresh client fed steps in order: a SYN leaving
- * this host, a later segment of the flow going out or coming in (its mark
- * carries the shift, as the rules copy it from the conntrack mark), a
- * malformed packet, time moving on (client_tick), or a reload.  Each packet
+ * this host, a later segment of the flow going out or coming in (the user
+ * path finds its shift in the worker's table, or in the conntrack entry's
+ * labels; its mark is other software's, and must come back as it went),
+ * a malformed packet, time moving on (client_tick), or a reload.  Each packet
  * must get exactly one verdict: D drop, A accept unchanged, or P accept with
  * a new packet, which must be byte for byte the packet this test builds
  * with the numbers it should carry (the knock ISN, the pinned TSval, seq +
@@ -24,9 +25,10 @@
  * every counter is compared with the scenario's list (those not listed must
  * be 0).
  *
- * A routed scenario is the gateway client role (`from`): its SYN comes at
- * prerouting with the FWD code in its mark (the verdict must give the mark
- * back without it), its later segments at forward, both ways; its source
+ * A routed scenario is the gateway client role (`from`): its SYN and its
+ * later segments going out come at prerouting with the FWD code in their
+ * mark (the verdict must give the mark back without it), its answers at
+ * forward; its source
  * is a LAN address, and the conntrack entry must carry
  * the source NAT the fake gwnat_source() gives when a private source goes
  * to a public destination.
@@ -67,6 +69,8 @@ enum {
 	KERNEL_ISN = 0x11111111,
 	CT_TIMEOUT = 120,	/* what client.c asks conntrack for */
 	PIN_SECONDS = 120,	/* how long a SYN is remembered */
+	SHIFT_IDLE = 300,	/* how long an idle flow's shift is remembered */
+	OTHER_MARK = 0x00000abc,	/* other software's bits in a packet's mark */
 	SERVER_ISN = 0x70000000,
 };
 
@@ -83,7 +87,8 @@ struct event {
 	uint32_t mark;
 	size_t len;
 	struct ct_flow f;
-	bool seqadj, liberal;
+	bool seqadj, has_labels;
+	struct ct_labels labels;
 	uint32_t kernel_isn, delta, timeout;
 };
 
@@ -189,7 +194,7 @@ static struct fake_ct *ct_add(const struct ct_flow *f, const struct ct_info *inf
 
 /* Like the kernel: -EEXIST when the tuple has an entry; else the injected result. */
 int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t kernel_isn,
-		uint32_t delta, uint32_t timeout, uint32_t mark, bool be_liberal)
+		uint32_t delta, uint32_t timeout, const struct ct_labels *labels)
 {
 	struct event *e = record(EV_CREATE);
 	int ret = ncreates++ ? fake_recreate_ret : fake_create_ret;
@@ -200,14 +205,19 @@ int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t k
 	e->kernel_isn = kernel_isn;
 	e->delta = delta;
 	e->timeout = timeout;
-	e->mark = mark;
-	e->liberal = be_liberal;
+	e->has_labels = labels != NULL;
+	if (labels)
+		e->labels = *labels;
 	if (ct_find(f))
 		return -EEXIST;
 	if (ret < 0)
 		return ret;
-	ct_add(f, &(struct ct_info){ .has_seqadj = seqadj, .pos = seqadj ? kernel_isn : 0,
-				     .delta = seqadj ? delta : 0, .mark = mark });
+	struct ct_info ci = { .has_seqadj = seqadj, .pos = seqadj ? kernel_isn : 0,
+			      .delta = seqadj ? delta : 0 };
+	/* The kernel keeps the bits outside the mask: none, in a new entry. */
+	for (size_t w = 0; labels && w < KGW_LABEL_WORDS; w++)
+		ci.labels[w] = labels->val[w] & labels->mask[w];
+	ct_add(f, &ci);
 	return 0;
 }
 
@@ -383,7 +393,11 @@ enum stale_kind {
 	STALE_OTHER,	/* an entry of an earlier connection on the same tuple */
 	STALE_OURS,	/* the entry this very SYN makes (a restarted daemon) */
 	STALE_OLD_SHIFT,/* same kernel ISN, another shift (knocked under an older TSval) */
-	STALE_USER,	/* the user path's entry (a mark, no seqadj) found by the kernel path */
+	STALE_USER,	/* the user path's entry (labels, no seqadj) found by the kernel path */
+	STALE_RESTART,	/* user: the main flow's entry, knocked before a restart */
+	STALE_ZERO,	/* user: ... knocked with a shift of 0 */
+	STALE_KERNEL,	/* user: a flow the kernel path translates (seqadj, no label) */
+	STALE_FOREIGN,	/* user: other software's labels, not our flag */
 };
 
 struct step {
@@ -401,9 +415,9 @@ struct step {
 	bool notready;		/* NFQA_SKB_CSUMNOTREADY: only the pseudo-header sum */
 	int cut;		/* bytes missing at the end: > 0 capture short, < 0 IP length lies */
 	size_t pad;		/* bytes past the IP packet, to a huge capture */
-	bool nomark;		/* K_OUT/K_IN: mark 0, else the flow's delta */
+	bool nomark;		/* K_SYN, routed: without our FWD code */
 	char want;		/* 'D', 'A', 'P' */
-	const char *ct;		/* conntrack calls, "CGXC" */
+	const char *ct;		/* conntrack calls, "CGXC" ("G": a shift read back) */
 	unsigned answers, intents;
 };
 
@@ -450,8 +464,9 @@ static const struct scenario scenarios[] = {
 	{ "no entry v6 (a /64 covers only 8443)", E_INTEG6,
 	  .s = { SYN('A', "", .who = OTHER_PORT) }, .cnt = { C(no_entry, 1) } },
 	{ "malformed", E_KNOCK4, .s = { BAD }, .cnt = { C(pkt_errors, 1) } },
-	{ "an outgoing SYN-ACK is no knock: translated by its mark", E_KNOCK4, .user = true,
-	  .s = { OUT('A', .flags = TCP_SYN, .nomark = true) } },
+	{ "an outgoing SYN-ACK is no knock, and of no flow of ours", E_KNOCK4, .user = true,
+	  .s = { OUT('A', .flags = TCP_SYN, .ct = "G") }, .cnt = { C(passed_as_is, 1),
+								    C(shift_lookups, 1) } },
 	/* 9-12: retransmissions keep the first SYN's ISN and TSval */
 	{ "kernel retransmission, same TSval", E_KNOCK4,
 	  .s = { SYN('A', "C"), SYN('A', "CG", .retx = true) },
@@ -500,8 +515,10 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN('P', "C", .odd = true), OUT('P', .seq = 1, .len = 33, .odd = true),
 		 IN('P', .ack = 34, .nsack = 3, .odd = true) },
 	  .cnt = { C(knocked, 1), C(translated_out, 1), C(translated_in, 1) } },
-	{ "user: mark 0 passes untouched both ways", E_KNOCK4, .user = true,
-	  .s = { OUT('A', .seq = 1, .len = 10, .nomark = true), IN('A', .ack = 1, .nomark = true) } },
+	{ "user: a flow conntrack does not know passes untouched both ways, asked once",
+	  E_KNOCK4, .user = true,
+	  .s = { OUT('A', .seq = 1, .len = 10, .ct = "G"), IN('A', .ack = 1) },
+	  .cnt = { C(passed_as_is, 2), C(shift_lookups, 1) } },
 	{ "user: captured short, either way", E_NATIVE6, .user = true,
 	  .s = { SYN('P', "C"), OUT('D', .seq = 1, .len = 1400, .cut = 400),
 		 IN('D', .ack = 1, .len = 1000, .cut = 1) },
@@ -601,7 +618,7 @@ static const struct scenario scenarios[] = {
 	{ "routed, another port: untouched", E_GW4, .routed = true,
 	  .s = { SYN('A', "", .who = OTHER_PORT) }, .cnt = { C(no_entry, 1) } },
 	{ "a SYN at prerouting without our code is no knock", E_GW4, .routed = true,
-	  .s = { SYN('A', "", .nomark = true) } },
+	  .s = { SYN('A', "", .nomark = true) }, .cnt = { C(no_entry, 1) } },
 	/*
 	 * Native without timestamps: the nonce form, one nonce per connection
 	 * (a keyed hash of its flow and kernel ISN), kept by a retransmission.
@@ -617,6 +634,46 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN('P', "C", .no_ts = true) }, .cnt = { C(knocked, 1) } },
 	{ "no timestamps, gateway: the routed host's SYN gets the nonce form", E_GW4, .routed = true,
 	  .s = { SYN('A', "C", .no_ts = true) }, .cnt = { C(knocked, 1) } },
+	/* user path: the shift read back from conntrack labels */
+	{ "after a restart: the labels' shift, read once for the flow", E_NATIVE6, .user = true,
+	  .stale = STALE_RESTART,
+	  .s = { OUT('P', .seq = 1, .len = 50, .ct = "G"), IN('P', .ack = 51, .nsack = 2),
+		 OUT('P', .seq = 51, .len = 5) },
+	  .cnt = { C(translated_out, 2), C(translated_in, 1), C(shift_lookups, 1) } },
+	{ "after a restart, routed v4: answers first", E_GW4, .user = true, .routed = true,
+	  .stale = STALE_RESTART,
+	  .s = { IN('P', .ack = 1, .ct = "G"), OUT('P', .seq = 1, .len = 10) },
+	  .cnt = { C(translated_out, 1), C(translated_in, 1), C(shift_lookups, 1) } },
+	{ "our flag with a shift of 0: nothing to translate", E_KNOCK4, .user = true,
+	  .stale = STALE_ZERO, .s = { OUT('A', .seq = 1, .ct = "G"), IN('A', .ack = 1) },
+	  .cnt = { C(passed_as_is, 2), C(shift_lookups, 1) } },
+	{ "a flow the kernel path translates is left to it", E_NATIVE6, .user = true,
+	  .stale = STALE_KERNEL, .s = { OUT('A', .seq = 1, .len = 3, .ct = "G") },
+	  .cnt = { C(passed_as_is, 1), C(shift_lookups, 1) } },
+	{ "other software's labels without our flag are no shift", E_KNOCK4, .user = true,
+	  .stale = STALE_FOREIGN, .s = { OUT('A', .seq = 1, .ct = "G"), IN('A', .ack = 1) },
+	  .cnt = { C(passed_as_is, 2), C(shift_lookups, 1) } },
+	{ "conntrack cannot be asked: dropped, never sent unshifted", E_KNOCK4, .user = true,
+	  .stale = STALE_RESTART, .get_ret = -EIO,
+	  .s = { OUT('D', .seq = 1, .len = 4, .ct = "G"), IN('D', .ack = 1, .ct = "G") },
+	  .cnt = { C(lookup_errors, 2), C(shift_lookups, 2) } },
+	{ "a RST going out is shifted like any segment", E_NATIVE6, .user = true,
+	  .s = { SYN('P', "C"), OUT('P', .seq = 1, .flags = TCP_RST) },
+	  .cnt = { C(knocked, 1), C(translated_out, 1) } },
+	{ "routed: a RST going out at prerouting loses our code", E_GW6, .user = true,
+	  .routed = true, .s = { SYN('P', "C"), OUT('P', .seq = 1, .flags = TCP_RST) },
+	  .cnt = { C(knocked, 1), C(translated_out, 1) } },
+	{ "an idle flow's shift is read back from conntrack", E_KNOCK4, .user = true,
+	  .s = { SYN('P', "C"), TICK(SHIFT_IDLE - 1), OUT('P', .seq = 1, .len = 2),
+		 TICK(SHIFT_IDLE + 1), IN('P', .ack = 3, .ct = "G"), OUT('P', .seq = 3, .len = 1) },
+	  .cnt = { C(knocked, 1), C(translated_out, 2), C(translated_in, 1),
+		   C(shift_lookups, 1) } },
+	{ "no room for the shift: read from conntrack at each packet", E_KNOCK4, .user = true,
+	  .max_flows = 1,
+	  .s = { SYN('P', "C", .who = OTHER_SPORT, .tsval = 9), SYN('P', "C"),
+		 OUT('P', .seq = 1, .len = 9, .ct = "G"), IN('P', .ack = 10, .ct = "G") },
+	  .cnt = { C(knocked, 2), C(translated_out, 1), C(translated_in, 1),
+		   C(shift_lookups, 2) } },
 };
 
 /* ------------------------------------------------------------------ */
@@ -799,12 +856,21 @@ static void check_ct(struct run *r, unsigned step, size_t from, const struct ste
 			continue;
 		uint32_t delta = want_isn - syn->seq;
 
-		CHECK(e->seqadj == !user && e->liberal == user,
-		      "scenario %u step %u: seqadj for the kernel path, be_liberal for the user's",
+		CHECK(e->seqadj == !user && e->has_labels == user,
+		      "scenario %u step %u: seqadj for the kernel path, labels for the user's",
 		      r->no, step);
 		CHECK_EQ_U(e->kernel_isn, syn->seq, "scenario %u step %u: kernel ISN", r->no, step);
 		CHECK_EQ_U(e->delta, delta, "scenario %u step %u: delta", r->no, step);
-		CHECK_EQ_U(e->mark, user ? delta : 0, "scenario %u step %u: mark", r->no, step);
+		if (user) {
+			/* The default bits: our flag at 95, the shift as the last word. */
+			static const uint32_t mask[KGW_LABEL_WORDS] = { 0, 0, 0x80000000,
+									0xffffffff };
+			CHECK(memcmp(e->labels.mask, mask, sizeof(mask)) == 0 &&
+				      e->labels.val[0] == 0 && e->labels.val[1] == 0 &&
+				      e->labels.val[2] == 0x80000000 && e->labels.val[3] == delta,
+			      "scenario %u step %u: the shift in our label bits, none other",
+			      r->no, step);
+		}
 		CHECK_EQ_U(e->timeout, CT_TIMEOUT, "scenario %u step %u: timeout", r->no, step);
 		/* A routed flow from a private source leaves with the router's address. */
 		bool snat = r->sc->routed && !(st->who & FROM_PUBLIC);
@@ -892,19 +958,21 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 	struct nfqueue_packet p = {
 		.id = ++r->next_id, .hw_proto = r->family == AF_INET ? 0x0800 : 0x86dd,
 		.hook = st->k == K_IN ? NF_INET_LOCAL_IN : NF_INET_LOCAL_OUT,
-		.mark = st->nomark ? 0 : delta, .skbinfo = st->notready ? NFQA_SKB_CSUMNOTREADY : 0,
+		.mark = OTHER_MARK, .skbinfo = st->notready ? NFQA_SKB_CSUMNOTREADY : 0,
 		.data = buf, .caplen = caplen, .wirelen = wirelen,
 	};
-	/* The mark the verdict must leave: a routed SYN's loses our code. */
-	uint32_t want_mark = 0;
-	if (st->k == K_SYN && !st->nomark)
-		p.mark = want_mark = 0xabc00000;	/* the packet's own mark goes on with it */
+	/*
+	 * The mark the verdict must leave: the packet's own (other software's)
+	 * goes on with it; a routed packet going out loses our code.
+	 */
+	uint32_t want_mark = OTHER_MARK;
+	bool fwd_code = sc->routed && st->k != K_IN && !st->nomark;
+	if (st->k == K_SYN && st->nomark)
+		p.mark = want_mark = 0;
 	if (sc->routed) {
-		p.hook = st->k == K_SYN ? NF_INET_PRE_ROUTING : NF_INET_FORWARD;
-		if (st->k == K_SYN && !st->nomark) {
-			want_mark = kgw_mark_own(&conf.marks, p.mark);
-			p.mark = want_mark | conf.marks.fwd;
-		}
+		p.hook = st->k == K_IN ? NF_INET_FORWARD : NF_INET_PRE_ROUTING;
+		if (fwd_code)
+			p.mark |= conf.marks.fwd;
 	}
 	client_packet(&r->c, FAKE_Q, &p);
 
@@ -921,9 +989,9 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 			r->knock_isn = want_isn;
 			r->tsval = k.ts ? k.tsval : 0;
 		}
-	} else if (st->k == K_OUT) {
-		out.seq = k.seq + (p.mark ? delta : 0);
-	} else if (st->k == K_IN && p.mark) {
+	} else if (st->k == K_OUT && st->want == 'P') {
+		out.seq = k.seq + delta;
+	} else if (st->k == K_IN && st->want == 'P') {
 		if (k.flags & TCP_ACK)
 			out.ack = k.ack - delta;
 		out.sack0 = k.sack0 - delta;
@@ -944,7 +1012,8 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 				CHECK(e->v == NFQUEUE_DROP && !e->has_pkt,
 				      "scenario %u step %u: dropped", r->no, step);
 			} else if (st->want == 'A') {
-				bool marked = sc->routed && st->k == K_SYN && !st->nomark;
+				/* A mark is given only where ours is taken off. */
+				bool marked = fwd_code;
 
 				CHECK(e->v == NFQUEUE_ACCEPT && !e->has_pkt,
 				      "scenario %u step %u: accepted unchanged", r->no, step);
@@ -955,8 +1024,7 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 				CHECK(e->v == NFQUEUE_ACCEPT && e->has_pkt,
 				      "scenario %u step %u: accepted with a new packet", r->no, step);
 				CHECK_EQ_U(e->len, wlen, "scenario %u step %u: length", r->no, step);
-				CHECK_EQ_U(e->mark, st->k == K_SYN ? want_mark : 0,
-					   "scenario %u step %u: mark", r->no, step);
+				CHECK_EQ_U(e->mark, want_mark, "scenario %u step %u: mark", r->no, step);
 				if (e->has_pkt && e->len == wlen)
 					CHECK(memcmp(verdict_pkt, want, wlen) == 0,
 					      "scenario %u step %u: packet differs from the one rebuilt "
@@ -980,10 +1048,7 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 	CHECK_EQ_U(nverdicts, 1, "scenario %u step %u: one verdict", r->no, step);
 	CHECK_EQ_U(answers, st->answers, "scenario %u step %u: closed-port answers", r->no, step);
 	CHECK_EQ_U(intents, st->intents, "scenario %u step %u: intents asked for", r->no, step);
-	if (st->k == K_SYN)
-		check_ct(r, step, from, st, &k, want_isn);
-	else
-		check_ct(r, step, from, &(struct step){ .who = st->who }, &k, 0);
+	check_ct(r, step, from, st, &k, want_isn);
 }
 
 /* A conntrack entry left over for the main flow's tuple, as the scenario says. */
@@ -1000,18 +1065,51 @@ static void seed_stale(struct run *r)
 		return;
 	memcpy(f.src, src_of(sc, r->family, 0), r->family == AF_INET ? 4 : 16);
 	memcpy(f.dst, dst_of(r->family, 0), r->family == AF_INET ? 4 : 16);
-	if (sc->stale == STALE_OTHER)
-		ci = sc->user ? (struct ct_info){ .mark = delta + 1 }
-			      : (struct ct_info){ .has_seqadj = true, .pos = 99, .delta = 5 };
-	else if (sc->stale == STALE_OURS)
-		ci = sc->user ? (struct ct_info){ .mark = delta }
-			      : (struct ct_info){ .has_seqadj = true, .pos = KERNEL_ISN,
-						  .delta = delta };
-	else if (sc->stale == STALE_USER)
-		ci = (struct ct_info){ .mark = delta };
-	else
+	struct ct_labels lab;
+	/* What the user path's SYN leaves in the labels (the fake keeps val & mask). */
+	kgw_label_put(conf.ct_label, delta, lab.val, lab.mask);
+	switch (sc->stale) {
+	case STALE_OTHER:
+		if (sc->user)
+			kgw_label_put(conf.ct_label, delta + 1, ci.labels, lab.mask);
+		else
+			ci = (struct ct_info){ .has_seqadj = true, .pos = 99, .delta = 5 };
+		break;
+	case STALE_OURS:
+		if (sc->user)
+			memcpy(ci.labels, lab.val, sizeof(ci.labels));
+		else
+			ci = (struct ct_info){ .has_seqadj = true, .pos = KERNEL_ISN,
+					       .delta = delta };
+		break;
+	case STALE_USER:
+	case STALE_RESTART:
+		memcpy(ci.labels, lab.val, sizeof(ci.labels));
+		break;
+	case STALE_ZERO:
+		kgw_label_put(conf.ct_label, 0, ci.labels, lab.mask);
+		break;
+	case STALE_KERNEL:
+		ci = (struct ct_info){ .has_seqadj = true, .pos = KERNEL_ISN, .delta = delta };
+		break;
+	case STALE_FOREIGN:
+		/* Every bit but our flag, the mark too. */
+		memset(ci.labels, 0xff, sizeof(ci.labels));
+		ci.labels[conf.ct_label / 32] &= ~(1u << conf.ct_label % 32);
+		ci.mark = delta;
+		break;
+	default:
 		ci = (struct ct_info){ .has_seqadj = true, .pos = KERNEL_ISN, .delta = delta ^ 1 };
+		break;
+	}
 	ct_add(&f, &ci);
+	/* The flow as the daemon knocked it before it restarted. */
+	if (sc->stale >= STALE_RESTART) {
+		r->knocked = true;
+		r->kernel_isn = KERNEL_ISN;
+		r->knock_isn = sc->stale == STALE_ZERO ? KERNEL_ISN : isn;
+		r->tsval = TSVAL0;
+	}
 }
 
 static void check_counters(struct run *r)
@@ -1120,6 +1218,85 @@ static void test_wants_routed(void)
 	client_free(&c);
 }
 
+/*
+ * client_flow_shift(), the one way to a flow's shift for code that has no
+ * packet of the flow in hand (ICMP errors, say): each row a fresh client,
+ * one conntrack entry (or none) for the flow, two calls.
+ */
+static void test_flow_shift(void)
+{
+	static const uint32_t lab_mask[KGW_LABEL_WORDS] = { 0, 0, 0x80000000, 0xffffffff };
+	static const struct {
+		const char *name;
+		bool user, entry, seqadj;
+		uint32_t label_shift;	/* with the flag, in the default bits */
+		bool foreign;		/* labels without our flag */
+		int get_ret;
+		int want;
+		uint32_t delta;
+		unsigned gets;		/* conntrack requests over both calls */
+	} rows[] = {
+		{ "kernel: the entry's sequence adjustment", false, true, true, 0, false, 0, 0,
+		  0x1234, 2 },
+		{ "kernel: an entry without one", false, true, false, 0, false, 0, -ENOENT, 0, 2 },
+		{ "kernel: no entry", false, false, false, 0, false, 0, -ENOENT, 0, 2 },
+		{ "kernel: conntrack fails", false, true, true, 0, false, -EIO, -EIO, 0, 2 },
+		{ "user: the labels' shift, then the table's", true, true, false, 0xfedcba98, false,
+		  0, 0, 0xfedcba98, 1 },
+		{ "user: a seqadj entry is the kernel path's", true, true, true, 0, true, 0, -ENOENT,
+		  0, 1 },
+		{ "user: no entry, remembered", true, false, false, 0, false, 0, -ENOENT, 0, 1 },
+		{ "user: conntrack fails, asked again", true, true, false, 7, false, -EIO, -EIO, 0,
+		  2 },
+	};
+	static struct client c;
+	struct ct_flow f = { .family = AF_INET, .sport = SPORT, .dport = 22 };
+
+	memcpy(f.src, client4, 4);
+	memcpy(f.dst, server4, 4);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct ct_info ci = { .has_seqadj = rows[i].seqadj, .pos = KERNEL_ISN,
+				      .delta = rows[i].seqadj ? rows[i].delta : 0 };
+		unsigned gets = 0;
+
+		memset(cts, 0, sizeof(cts));
+		nevents = 0;
+		fake_get_ret = rows[i].get_ret;
+		conf.translate = rows[i].user ? TRANSLATE_USER : TRANSLATE_KERNEL;
+		if (client_init(&c, &conf, FAKE_CT, FAKE_RS, FAKE_IT) < 0) {
+			CHECK(0, "flow_shift row %zu: init", i + 1);
+			continue;
+		}
+		c.mono = MONO0;
+		if (rows[i].user && !rows[i].foreign) {
+			kgw_label_put(conf.ct_label, rows[i].label_shift, ci.labels,
+				      (uint32_t[KGW_LABEL_WORDS]){ 0 });
+		} else if (rows[i].foreign) {
+			for (size_t w = 0; w < KGW_LABEL_WORDS; w++)
+				ci.labels[w] = ~lab_mask[w];
+		}
+		if (rows[i].entry)
+			ct_add(&f, &ci);
+		for (int call = 0; call < 2; call++) {
+			uint32_t delta = 0xabad1dea;
+			int r = client_flow_shift(&c, &f, &delta);
+
+			CHECK(r == rows[i].want, "flow_shift row %zu (%s), call %d: %d, want %d", i + 1,
+			      rows[i].name, call + 1, r, rows[i].want);
+			CHECK_EQ_U(delta, r == 0 ? rows[i].delta : 0xabad1dea,
+				   "flow_shift row %zu (%s), call %d: shift", i + 1, rows[i].name,
+				   call + 1);
+		}
+		for (size_t e = 0; e < nevents; e++)
+			gets += events[e].kind == EV_GET;
+		CHECK_EQ_U(gets, rows[i].gets, "flow_shift row %zu (%s): conntrack requests", i + 1,
+			   rows[i].name);
+		client_free(&c);
+	}
+	fake_get_ret = 0;
+	nevents = 0;
+}
+
 int main(void)
 {
 	if (sodium_init() < 0 || setup_conf() < 0) {
@@ -1132,6 +1309,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		run_scenario((unsigned)i + 1, &scenarios[i]);
 	test_wants_routed();
+	test_flow_shift();
 	conf_free(&conf);
 	return unit_done("client");
 }

@@ -1,10 +1,13 @@
 /*
  * test_clienticmp.c - client_icmp() (clienticmp.[ch]) against fakes of the
- * queue and conntrack adapters.
+ * queue adapter and of the client's client_flow_shift().
  *
- * The fakes below replace nfq.o and ctnl.o (never linked): a verdict, with
- * its packet if it has one, and a conntrack lookup are recorded, and the
- * lookup answers from one entry a row sets up (or an injected error).
+ * The fakes below replace nfq.o and client.o (never linked): a verdict,
+ * with its packet if it has one, and a lookup of the flow's shift are
+ * recorded, and the lookup answers from one conntrack entry a row sets up
+ * (or an injected error) as client_flow_shift() reads one (test_client
+ * checks that it does): the kernel path's sequence adjustment, the user
+ * path's labels.
  * Each numbered row builds an ICMP/ICMPv6 error quoting a segment that left
  * shifted (pktbuild.h: checksums that share no code with the daemon),
  * queues it as the rules would (hook, mark, capture, the kernel's checksum
@@ -75,14 +78,20 @@ void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
 		fake_misuse++;
 }
 
-int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
+int client_flow_shift(struct client *c, const struct ct_flow *f, uint32_t *ret_delta)
 {
-	fake_misuse += c != FAKE_CT;
+	bool user = c->conf->translate == TRANSLATE_USER;
+	uint32_t shift;
+
+	fake_misuse += c->ct != FAKE_CT;
 	lookup.n++;
 	lookup.f = *f;
 	if (fake_get_ret)
 		return fake_get_ret;
-	*ret = fake_info;
+	if (user ? !kgw_label_get(c->conf->ct_label, fake_info.labels, &shift)
+		 : !fake_info.has_seqadj)
+		return -ENOENT;
+	*ret_delta = user ? shift : fake_info.delta;
 	return 0;
 }
 
@@ -95,7 +104,7 @@ static const uint8_t lan6[16] = { 0xfd, [15] = 2 };
 static const uint8_t srv6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 2 };
 static const uint8_t rtr6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 2, [15] = 1 };
 
-enum entry { E_SEQADJ, E_MARK, E_PLAIN, E_NONE, E_ERROR };
+enum entry { E_SEQADJ, E_LABEL, E_PLAIN, E_NONE, E_ERROR };
 enum want { W_REPLACED, W_AS_IS };
 
 struct row {
@@ -118,21 +127,21 @@ static const struct row rows[] = {
 	/* Fragmentation needed / packet too big about the flow: translated. */
 	ROW(AF_INET, false, false, E_SEQADJ, 3, 4, 0, false, false, W_REPLACED, true, CC_icmp_translated),
 	ROW(AF_INET6, false, false, E_SEQADJ, 2, 0, 0, false, false, W_REPLACED, true, CC_icmp_translated),
-	ROW(AF_INET, true, false, E_MARK, 3, 4, 0, false, false, W_REPLACED, true, CC_icmp_translated),
-	ROW(AF_INET6, true, false, E_MARK, 2, 0, 0, false, false, W_REPLACED, true, CC_icmp_translated),
+	ROW(AF_INET, true, false, E_LABEL, 3, 4, 0, false, false, W_REPLACED, true, CC_icmp_translated),
+	ROW(AF_INET6, true, false, E_LABEL, 2, 0, 0, false, false, W_REPLACED, true, CC_icmp_translated),
 	/* The routed flows: the quote holds the LAN host's tuple, un-NAT'ed. */
 	ROW(AF_INET, false, true, E_SEQADJ, 3, 3, 0, false, false, W_REPLACED, true, CC_icmp_translated),
-	ROW(AF_INET6, true, true, E_MARK, 1, 4, 0, false, false, W_REPLACED, true, CC_icmp_translated),
+	ROW(AF_INET6, true, true, E_LABEL, 1, 4, 0, false, false, W_REPLACED, true, CC_icmp_translated),
 	/* A quote of 8 TCP bytes (RFC 792): the sequence number, no checksum. */
 	ROW(AF_INET, false, false, E_SEQADJ, 3, 3, 8, false, false, W_REPLACED, true, CC_icmp_translated),
 	ROW(AF_INET6, false, false, E_SEQADJ, 1, 4, 8, false, false, W_REPLACED, true, CC_icmp_translated),
 	/* Checksum not finished by the kernel: computed in full. */
 	ROW(AF_INET, false, false, E_SEQADJ, 3, 4, 0, false, true, W_REPLACED, true, CC_icmp_translated),
-	ROW(AF_INET6, true, false, E_MARK, 2, 0, 0, false, true, W_REPLACED, true, CC_icmp_translated),
+	ROW(AF_INET6, true, false, E_LABEL, 2, 0, 0, false, true, W_REPLACED, true, CC_icmp_translated),
 	/* No shift for the flow: the error goes on as it came. */
 	ROW(AF_INET, false, false, E_PLAIN, 3, 4, 0, false, false, W_AS_IS, true, CC_icmp_passed),
 	ROW(AF_INET, true, false, E_PLAIN, 3, 4, 0, false, false, W_AS_IS, true, CC_icmp_passed),
-	ROW(AF_INET6, false, false, E_MARK, 2, 0, 0, false, false, W_AS_IS, true, CC_icmp_passed),
+	ROW(AF_INET6, false, false, E_LABEL, 2, 0, 0, false, false, W_AS_IS, true, CC_icmp_passed),
 	ROW(AF_INET6, true, false, E_SEQADJ, 2, 0, 0, false, false, W_AS_IS, true, CC_icmp_passed),
 	ROW(AF_INET, false, false, E_NONE, 3, 4, 0, false, false, W_AS_IS, true, CC_icmp_passed),
 	ROW(AF_INET6, false, true, E_ERROR, 2, 0, 0, false, false, W_AS_IS, true, CC_icmp_passed),
@@ -184,6 +193,7 @@ static void run(const struct row *r)
 
 	memset(&conf, 0, sizeof(conf));
 	conf.translate = r->user ? TRANSLATE_USER : TRANSLATE_KERNEL;
+	conf.ct_label = KGW_CTLABEL_DEFAULT;
 	memset(&c, 0, sizeof(c));
 	c.conf = &conf;
 	c.ct = FAKE_CT;
@@ -194,8 +204,9 @@ static void run(const struct row *r)
 	if (r->entry == E_SEQADJ)
 		fake_info = (struct ct_info){ .has_seqadj = true, .pos = KERNEL_SEQ - 1000,
 					      .delta = SHIFT };
-	else if (r->entry == E_MARK)
-		fake_info = (struct ct_info){ .mark = SHIFT };
+	else if (r->entry == E_LABEL)
+		kgw_label_put(conf.ct_label, SHIFT, fake_info.labels,
+			      (uint32_t[KGW_LABEL_WORDS]){ 0 });
 	if (r->cut)
 		p.caplen = len - 100;
 	if (r->csum_not_ready) {

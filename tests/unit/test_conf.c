@@ -727,6 +727,10 @@ static const struct load_row {
 	{ 109, KEYS "knock = ( { dst = \"192.0.2.1\"; port = 22; mode = \"native\"; key = \"k\";\n from = [ \"10.0.0.0/24\",\n \"10.0.0.0/25\" ]; } );", 1, "t.conf:4: from \"10.0.0.0/25\" overlaps from \"10.0.0.0/24\" of the same entry" },
 	{ 110, KEYS KNOCK("from = [ \"10.0.0.0/24\", \"10.0.0.0/24\" ];"), 1, "t.conf:2: from \"10.0.0.0/24\" overlaps from \"10.0.0.0/24\" of the same entry" },
 	{ 111, KEYS KNOCK("from = [ ];"), 0, NULL },
+	/* The user path's conntrack label bits: 33 from ct_label on, within 128. */
+	{ 151, "rules = { ct_label = 96; };", 1, "t.conf:1: rules.ct_label 96 out of range 0..95" },
+	{ 152, "rules = { ct_label = -1; };", 1, "t.conf:1: rules.ct_label -1 out of range 0..95" },
+	{ 153, KEYS "rules = { ct_label = 0; };", 0, NULL },
 };
 
 static void test_load(void)
@@ -750,10 +754,10 @@ static void test_load(void)
 			      r->want_first);
 		conf_free(c);
 	}
-	/* The lifecycle's defaults: hide on stop, refuse to port 1. */
+	/* The lifecycle's defaults: hide on stop, refuse to port 1; labels 95..127. */
 	CHECK(conf_load_text("t.conf", KEYS, c, errs) == 0 && c->on_stop == ON_STOP_HIDE &&
-		      c->refuse_port == 1 && !c->fail_open,
-	      "defaults: on_stop hide, refuse_port 1");
+		      c->refuse_port == 1 && !c->fail_open && c->ct_label == 95,
+	      "defaults: on_stop hide, refuse_port 1, ct_label 95");
 	conf_free(c);
 	free(c);
 	free(errs);
@@ -766,7 +770,7 @@ static void test_load_values(void)
 		KEYS
 		"queue = { num = 7; count = 2; fail_open = true; maxlen = 100; };\n"
 		"rules = { manage = false; table = \"t1\"; mark_mask = 0x00700000; ct_mark_bit = 0x10;"
-		" refuse_port = 9; };\n"
+		" refuse_port = 9; ct_label = 7; };\n"
 		"log_level = \"debug\"; translate = \"user\"; closed_ports = \"daemon\";"
 		" on_stop = \"open\";\n"
 		"control_socket = \"/tmp/k.sock\";\n"
@@ -795,8 +799,8 @@ static void test_load_values(void)
 	CHECK(!c->rules_manage && strcmp(c->table, "t1") == 0 && c->mark_mask == 0x00700000 &&
 		      c->ct_mark_bit == 0x10 && c->marks.ct_integ == 0x10 &&
 		      c->marks.integ == 0x00100000 && c->refuse_port == 9 &&
-		      c->on_stop == ON_STOP_OPEN,
-	      "values: rules and the marks made from them, refuse_port, on_stop");
+		      c->on_stop == ON_STOP_OPEN && c->ct_label == 7,
+	      "values: rules and the marks made from them, refuse_port, ct_label, on_stop");
 	CHECK(c->log_level == LOG_DEBUG && c->translate == TRANSLATE_USER &&
 		      c->closed_ports == CLOSED_DAEMON &&
 		      strcmp(c->control_socket, "/tmp/k.sock") == 0,

@@ -1,6 +1,7 @@
 /*
  * test_ctnl.c - ctnl_parse_info(): one conntrack entry message, as the
- * kernel (or anyone able to answer on the socket) could send it.
+ * kernel (or anyone able to answer on the socket) could send it: the mark,
+ * the labels (the user path's shift) and the sequence adjustment.
  *
  * Each row builds a message with libmnl from a few steps (a u32 attribute,
  * raw bytes, a nest, a run of attribute types, a cut length) and says what
@@ -25,12 +26,14 @@ enum { MAX_STEPS = 12, BUF_BYTES = 4096 };
 enum op {
 	END,		/* no more steps */
 	U32,		/* attribute type, 32-bit value (network order on the wire) */
+	U8,		/* attribute type, 8-bit value */
 	RAW,		/* attribute type with len bytes of 0xab */
 	NEST,		/* nest of type ... */
 	NEST_END,	/* ... ends here */
 	RUN,		/* u32 attributes of every type from type to len */
 	CUT,		/* the message's length shrinks by len bytes */
 	LEN,		/* the message's length is exactly len bytes */
+	LABELS,		/* CTA_LABELS of len bytes, 32-bit word i = value + i */
 };
 
 struct step {
@@ -52,7 +55,9 @@ struct row {
 #define BEFORE(v) { U32, CTA_SEQADJ_OFFSET_BEFORE, 0, v }
 #define AFTER(v) { U32, CTA_SEQADJ_OFFSET_AFTER, 0, v }
 #define MARK(v) { U32, CTA_MARK, 0, v }
-#define ADJ(p, d) { true, p, d, 0 }
+#define ADJ(p, d) { .has_seqadj = true, .pos = p, .delta = d }
+#define LAB(n, v) { LABELS, CTA_LABELS, n, v }
+#define WORDS(...) { .labels = { __VA_ARGS__ } }
 #define NEST_OF(t) { NEST, t, 0, 0 }
 #define NEND { NEST_END, 0, 0, 0 }
 #define RAW_OF(t, n) { RAW, t, n, 0 }
@@ -60,13 +65,16 @@ struct row {
 #define CUT_BY(n) { CUT, 0, n, 0 }
 #define LEN_OF(n) { LEN, 0, n, 0 }
 #define NONE { END, 0, 0, 0 }
+/* CTA_PROTOINFO { CTA_PROTOINFO_TCP { CTA_PROTOINFO_TCP_STATE st } } */
+#define TCP_STATE(st) NEST_OF(CTA_PROTOINFO), NEST_OF(CTA_PROTOINFO_TCP), \
+	{ U8, CTA_PROTOINFO_TCP_STATE, 0, st }, NEND, NEND
 
 static const struct row rows[] = {
 	{ "no attributes", { NONE }, 0, { 0 } },
 	{ "a mark", { MARK(0x1234) }, 0, { .mark = 0x1234 } },
 	{ "a sequence adjustment and a mark",
 	  { NEST_OF(CTA_SEQ_ADJ_ORIG), POS(1000), BEFORE(77), AFTER(77), NEND, MARK(5) },
-	  0, { true, 1000, 77, 5 } },
+	  0, { .has_seqadj = true, .pos = 1000, .delta = 77, .mark = 5 } },
 	{ "the nest flagged NLA_F_NESTED, as the kernel sends it",
 	  { NEST_OF(SEQ_ADJ_NESTED), POS(0xfffffff0), BEFORE(0x80000000), NEND },
 	  0, ADJ(0xfffffff0, 0x80000000) },
@@ -117,6 +125,33 @@ static const struct row rows[] = {
 	{ "a header and no nfgenmsg", { LEN_OF(sizeof(struct nlmsghdr)) }, -EBADMSG, { 0 } },
 	{ "a header and half an nfgenmsg", { LEN_OF(sizeof(struct nlmsghdr) + 2) },
 	  -EBADMSG, { 0 } },
+	/* The TCP state, nested twice as the kernel sends it */
+	{ "an established connection", { TCP_STATE(3), MARK(2) }, 0, { .mark = 2, .tcp_state = 3 } },
+	{ "a TCP state of 4 bytes is absent",
+	  { NEST_OF(CTA_PROTOINFO), NEST_OF(CTA_PROTOINFO_TCP),
+	    RAW_OF(CTA_PROTOINFO_TCP_STATE, 4), NEND, NEND },
+	  0, { 0 } },
+	{ "protoinfo without its TCP nest", { NEST_OF(CTA_PROTOINFO), MARK(3), NEND },
+	  0, { 0 } },
+	{ "a TCP nest with types above its maximum",
+	  { NEST_OF(CTA_PROTOINFO), NEST_OF(CTA_PROTOINFO_TCP),
+	    RUN_OF(CTA_PROTOINFO_TCP_MAX + 1, CTA_MAX + 3, 1), { U8, CTA_PROTOINFO_TCP_STATE, 0, 7 },
+	    NEND, NEND },
+	  0, { .tcp_state = 7 } },
+	/* Labels: whole 32-bit words, the first four of them. */
+	{ "labels, 16 bytes as the kernel sends them", { LAB(16, 0x11), MARK(3) },
+	  0, { .mark = 3, .labels = { 0x11, 0x12, 0x13, 0x14 } } },
+	{ "labels of 8 bytes: two words", { LAB(8, 0x21) }, 0, WORDS(0x21, 0x22) },
+	{ "labels of 32 bytes (a wider kernel): the first four words", { LAB(32, 0x31) },
+	  0, WORDS(0x31, 0x32, 0x33, 0x34) },
+	{ "labels of 6 bytes: not whole words, none", { LAB(6, 0x41) }, 0, { 0 } },
+	{ "labels of 0 bytes", { LAB(0, 0x51), MARK(2) }, 0, { .mark = 2 } },
+	{ "labels cut short: not read", { MARK(4), LAB(16, 0x61), CUT_BY(8) },
+	  0, { .mark = 4 } },
+	{ "labels beside a sequence adjustment",
+	  { NEST_OF(CTA_SEQ_ADJ_ORIG), POS(9), BEFORE(8), NEND, LAB(16, 0x71) },
+	  0, { .has_seqadj = true, .pos = 9, .delta = 8,
+	       .labels = { 0x71, 0x72, 0x73, 0x74 } } },
 	{ "headers and an attribute's header without its value",
 	  { MARK(1), LEN_OF(sizeof(struct nlmsghdr) + sizeof(struct nfgenmsg) + 4) },
 	  0, { 0 } },
@@ -126,8 +161,10 @@ static struct nlmsghdr *build(char *buf, const struct row *r)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct nfgenmsg *nfg;
-	struct nlattr *nest = NULL;
+	struct nlattr *nest[4];
+	unsigned depth = 0;
 	uint8_t junk[16];
+	uint32_t words[16];
 
 	memset(junk, 0xab, sizeof(junk));
 	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW;
@@ -141,14 +178,19 @@ static struct nlmsghdr *build(char *buf, const struct row *r)
 		case U32:
 			mnl_attr_put_u32(nlh, st->type, htonl(st->value));
 			break;
+		case U8:
+			mnl_attr_put_u8(nlh, st->type, (uint8_t)st->value);
+			break;
 		case RAW:
 			mnl_attr_put(nlh, st->type, st->len, junk);
 			break;
 		case NEST:
-			nest = mnl_attr_nest_start(nlh, st->type);
+			if (depth < sizeof(nest) / sizeof(nest[0]))
+				nest[depth++] = mnl_attr_nest_start(nlh, st->type);
 			break;
 		case NEST_END:
-			mnl_attr_nest_end(nlh, nest);
+			if (depth > 0)
+				mnl_attr_nest_end(nlh, nest[--depth]);
 			break;
 		case RUN:
 			for (uint32_t t = st->type; t <= st->len; t++)
@@ -159,6 +201,11 @@ static struct nlmsghdr *build(char *buf, const struct row *r)
 			break;
 		case LEN:
 			nlh->nlmsg_len = st->len;
+			break;
+		case LABELS:
+			for (uint32_t w = 0; w < 16; w++)
+				words[w] = st->value + w;
+			mnl_attr_put(nlh, st->type, st->len, words);
 			break;
 		case END:
 			break;
@@ -173,7 +220,8 @@ int main(void)
 		const struct row *r = &rows[no];
 		/* The parse must not read past the message: the rest is poison. */
 		static char buf[BUF_BYTES];
-		const struct ct_info poison = { true, 0xdead, 0xbeef, 0xfeed };
+		const struct ct_info poison = { .has_seqadj = true, .pos = 0xdead, .delta = 0xbeef,
+						.mark = 0xfeed, .tcp_state = 0x77, .labels = { 1, 2, 3, 4 } };
 		struct ct_info got = poison;
 		struct nlmsghdr *nlh;
 		int rc;
@@ -185,7 +233,9 @@ int main(void)
 		CHECK(rc == r->rc, "row %u (%s): rc %d, want %d", no, r->name, rc, r->rc);
 		if (r->rc < 0) {
 			CHECK(got.has_seqadj == poison.has_seqadj && got.pos == poison.pos &&
-				      got.delta == poison.delta && got.mark == poison.mark,
+				      got.delta == poison.delta && got.mark == poison.mark &&
+				      got.tcp_state == poison.tcp_state &&
+				      memcmp(got.labels, poison.labels, sizeof(got.labels)) == 0,
 			      "row %u (%s): ret written on failure", no, r->name);
 			continue;
 		}
@@ -196,6 +246,10 @@ int main(void)
 		CHECK_EQ_U(got.delta, r->want.has_seqadj ? r->want.delta : 0, "row %u (%s): delta",
 			   no, r->name);
 		CHECK_EQ_U(got.mark, r->want.mark, "row %u (%s): mark", no, r->name);
+		CHECK_EQ_U(got.tcp_state, r->want.tcp_state, "row %u (%s): tcp state", no, r->name);
+		for (size_t w = 0; w < KGW_LABEL_WORDS; w++)
+			CHECK_EQ_U(got.labels[w], r->want.labels[w], "row %u (%s): label word %zu",
+				   no, r->name, w);
 	}
 	return unit_done("ctnl");
 }

@@ -44,7 +44,7 @@ static const struct row rows[] = {
 		  ");\n" },
 	{ 4, "queue = { num = 7; count = 3; maxlen = 100; };\n"
 	     "rules = { table = \"kgw_2\"; mark_mask = 0x0ff00000; ct_mark_bit = 0x00080000;\n"
-	     "          refuse_port = 9; };\n"
+	     "          refuse_port = 9; ct_label = 40; };\n"
 	     "translate = \"user\";\n"
 	     "closed_ports = \"daemon\";\n"
 	     "log_level = \"debug\";\n"

@@ -287,6 +287,66 @@ static void random_cases(void)
 	CHECK_EQ_U(bad, 0, "random cases failed");
 }
 
+/*
+ * Urgent pointers: does a segment at offset off (from ISN+1) with pointer
+ * urg designate a byte of an N-byte window, read as RFC 793 (the byte
+ * before off + urg) or RFC 1122 (the byte at it; Linux takes the byte at
+ * off for urg 0)?
+ */
+static const struct {
+	uint32_t isn;
+	uint16_t n;
+	int64_t off;
+	uint16_t urg;
+	bool hits;
+} urgent_rows[] = {
+	/* 1-4: inside; the window's first byte by both readings */
+	{ 1000, 20, 0, 6, true },
+	{ 1000, 20, 0, 0, true },
+	{ 1000, 20, 0, 1, true },
+	{ 1000, 20, 10, 5, true },
+	/* 5-7: the last byte, and one past it by RFC 793 only, then neither */
+	{ 1000, 20, 0, 20, true },
+	{ 1000, 20, 0, 21, false },
+	{ 1000, 20, 19, 1, true },
+	/* 8-9: a segment after the window cannot point back into it */
+	{ 1000, 20, 20, 0, false },
+	{ 1000, 20, 20, 65535, false },
+	/* 10-13: from before base (a bare segment at the ISN: RFC 1122's reading hits) */
+	{ 1000, 20, -2, 1, false },
+	{ 1000, 20, -1, 1, true },
+	{ 1000, 20, -1, 2, true },
+	{ 1000, 20, -65535, 65535, true },
+	/* 14: from too far before base the pointer falls short */
+	{ 1000, 20, -65536, 65535, false },
+	/* 15-17: across 2^32 */
+	{ 0xfffffff8, 20, 3, 10, true },
+	{ 0xfffffff8, 20, 30, 1, false },
+	{ 0xffffffff, 1, -3, 3, true },
+	/* 18: N = INTEG_MAX_LEN, the last byte */
+	{ 7, INTEG_MAX_LEN, 2000, 48, true },
+};
+
+static void urgent(void)
+{
+	static struct integ_buf b;
+
+	for (size_t r = 0; r < sizeof(urgent_rows) / sizeof(urgent_rows[0]); r++) {
+		uint32_t seq = urgent_rows[r].isn + 1 + (uint32_t)urgent_rows[r].off;
+
+		integ_init(&b, urgent_rows[r].isn, urgent_rows[r].n);
+		CHECK(integ_urgent_hits(&b, seq, urgent_rows[r].urg) == urgent_rows[r].hits,
+		      "urgent row %zu: %s", r + 1, urgent_rows[r].hits ? "hits" : "misses");
+	}
+	/* integ_covers: exactly [base, base + N), modulo 2^32. */
+	integ_init(&b, 0xfffffff0, 32);
+	CHECK(!integ_covers(&b, 0xfffffff0), "covers: the ISN is not in the window");
+	CHECK(integ_covers(&b, 0xfffffff1), "covers: base");
+	CHECK(integ_covers(&b, 0x10), "covers: the last byte, across 2^32");
+	CHECK(!integ_covers(&b, 0x11), "covers: one past the end");
+	CHECK(!integ_covers(&b, 0x7ffffff0), "covers: far away");
+}
+
 /* integ.h promises need <= INTEG_MAX_LEN; a larger request is clamped, not trusted. */
 static void clamp(void)
 {
@@ -302,6 +362,7 @@ int main(void)
 {
 	table_rows();
 	clamp();
+	urgent();
 	random_cases();
 	return unit_done("integ");
 }

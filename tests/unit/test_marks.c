@@ -1,6 +1,7 @@
 /*
  * test_marks.c - the mark bits knockgw uses (marks.[ch]): which masks and
- * conntrack bits are accepted, and the codes they give.  Table-driven.
+ * conntrack bits are accepted, and the codes they give; the conntrack label
+ * bits of the user translation path (kgw_label_put/get).  Table-driven.
  */
 #include <stdint.h>
 
@@ -25,8 +26,62 @@ static const struct row {
 	{ 0x7f000000, 0x3, -22, 0, 0, 0, 0, 0, 0 },		/* two conntrack bits */
 };
 
+/* Label words as the kernel holds them: bit b at b % 32 of word b / 32. */
+static const struct label_row {
+	unsigned base;
+	uint32_t shift;
+	uint32_t val[KGW_LABEL_WORDS], mask[KGW_LABEL_WORDS];
+} label_rows[] = {
+	/* The default: the flag at 95, the shift as word 3 whole. */
+	{ 95, 0x12345678, { 0, 0, 0x80000000, 0x12345678 }, { 0, 0, 0x80000000, 0xffffffff } },
+	{ 95, 0, { 0, 0, 0x80000000, 0 }, { 0, 0, 0x80000000, 0xffffffff } },
+	{ 0, 0xffffffff, { 0xffffffff, 1, 0, 0 }, { 0xffffffff, 1, 0, 0 } },
+	{ 0, 0x80000001, { 0x00000003, 1, 0, 0 }, { 0xffffffff, 1, 0, 0 } },
+	/* Across a word boundary, unaligned. */
+	{ 40, 0xdeadbeef, { 0, 0xdeadbeef << 9 | 1u << 8, 0xdeadbeef >> 23, 0 },
+	  { 0, 0xffffff00, 0x1ff, 0 } },
+	{ 31, 0x00000001, { 0x80000000, 1, 0, 0 }, { 0x80000000, 0xffffffff, 0, 0 } },
+	{ 63, 0xa5a5a5a5, { 0, 0x80000000, 0xa5a5a5a5, 0 }, { 0, 0x80000000, 0xffffffff, 0 } },
+	/* Past the words: nothing written, nothing read. */
+	{ 96, 0x1234, { 0 }, { 0 } },
+	{ 1000, 0x1234, { 0 }, { 0 } },
+};
+
+static void test_labels(void)
+{
+	for (size_t i = 0; i < sizeof(label_rows) / sizeof(label_rows[0]); i++) {
+		const struct label_row *r = &label_rows[i];
+		uint32_t val[KGW_LABEL_WORDS], mask[KGW_LABEL_WORDS], got = 0xabad1dea;
+		bool valid = r->base <= KGW_CTLABEL_MAX;
+
+		kgw_label_put(r->base, r->shift, val, mask);
+		for (size_t w = 0; w < KGW_LABEL_WORDS; w++) {
+			CHECK_EQ_U(val[w], r->val[w], "label row %zu: word %zu", i + 1, w);
+			CHECK_EQ_U(mask[w], r->mask[w], "label row %zu: mask word %zu", i + 1, w);
+		}
+		CHECK(kgw_label_get(r->base, val, &got) == valid, "label row %zu: flag read back",
+		      i + 1);
+		CHECK_EQ_U(got, valid ? r->shift : 0xabad1dea, "label row %zu: shift read back",
+			   i + 1);
+		/* Other software's bits around ours change nothing. */
+		for (size_t w = 0; w < KGW_LABEL_WORDS; w++)
+			val[w] |= ~mask[w];
+		got = 0xabad1dea;
+		CHECK(kgw_label_get(r->base, val, &got) == valid, "label row %zu: flag among others",
+		      i + 1);
+		CHECK_EQ_U(got, valid ? r->shift : 0xabad1dea, "label row %zu: shift among others",
+			   i + 1);
+		/* Our flag clear: no shift, whatever the other bits say. */
+		if (valid) {
+			val[r->base / 32] &= ~(1u << (r->base % 32));
+			CHECK(!kgw_label_get(r->base, val, &got), "label row %zu: no flag", i + 1);
+		}
+	}
+}
+
 int main(void)
 {
+	test_labels();
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct row *r = &rows[i];
 		struct kgw_marks m = { 0 };

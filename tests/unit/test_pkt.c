@@ -30,6 +30,7 @@ enum {
 	SEQ = 0x01020304,
 	ACK = 0xa1b2c3d4,
 	WINDOW = 64240,
+	URGENT = 0xa05b,	/* the urgent pointer, URG or not */
 	TSVAL = 0x11223344,
 	TSECR = 0x55667788,
 
@@ -81,6 +82,7 @@ static size_t put_tcp(uint8_t *p, uint8_t flags, const uint8_t *opts, size_t opt
 	p[12] = (uint8_t)(hlen / 4 << 4);
 	p[13] = flags;
 	put16(p + 14, WINDOW);
+	put16(p + 18, URGENT);
 	if (optlen)
 		memcpy(p + TH, opts, optlen);
 	for (size_t i = 0; i < paylen; i++)
@@ -434,6 +436,7 @@ static void check_view(size_t n, const struct row *r, const uint8_t *buf, size_t
 	CHECK_EQ_U(v->ack, ACK, "row %zu ack", n);
 	CHECK_EQ_U(v->flags, r->flags ? r->flags : TCP_SYN, "row %zu flags", n);
 	CHECK_EQ_U(v->window, WINDOW, "row %zu window", n);
+	CHECK_EQ_U(v->urg_ptr, URGENT, "row %zu urgent pointer", n);
 
 	CHECK_EQ_U(v->has_mss, !!(r->has & X_MSS), "row %zu has_mss", n);
 	CHECK_EQ_U(v->mss, r->mss, "row %zu mss", n);

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <arpa/inet.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_tcp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@
 #include "rst.h"
 #include "server.h"
 #include "sockkill.h"
+#include "strays.h"
 #include "unit.h"
 #include "verify.h"
 
@@ -90,7 +92,10 @@ static struct conf conf;	/* the scenarios' configuration (below) */
 static struct event events[MAX_EVENTS];
 static size_t nevents;
 static unsigned fake_misuse;		/* calls with the wrong handle, log overflow */
-static int fake_kill_ret, fake_raw_ret, fake_unflag_ret;
+static int fake_kill_ret, fake_raw_ret, fake_unflag_ret, fake_ct_ret;
+static uint8_t fake_ct_state;		/* enum tcp_conntrack, 0: no entry */
+static bool fake_ct_flagged;		/* the entry is there with our bit */
+static unsigned fake_ct_gets;
 static size_t fake_held_last;		/* the last nfqueue_set_held value */
 static char fake_q, fake_pq, fake_dq, fake_sk, fake_rs, fake_ct;
 
@@ -201,6 +206,31 @@ int ctnl_set_mark(struct ctnl *c, const struct ct_flow *f, uint32_t mark, uint32
 	e->rport = f->sport;
 	e->lport = f->dport;
 	return fake_unflag_ret;
+}
+
+/*
+ * What conntrack says of a packet's connection: for a SYN by default that
+ * it has no entry (a new connection's is not confirmed while its SYN is
+ * queued), for any other segment an established entry with the integrity
+ * bit (unless the step says conntrack lost it); fake_ct_state > 0, an
+ * entry in that TCP state; fake_ct_ret < 0, an error.
+ */
+int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
+{
+	(void)f;
+	fake_misuse += c != FAKE_CT;
+	fake_ct_gets++;
+	if (fake_ct_ret < 0)
+		return fake_ct_ret;
+	if (fake_ct_flagged) {
+		*ret = (struct ct_info){ .tcp_state = TCP_CONNTRACK_ESTABLISHED,
+					 .mark = conf.marks.ct_integ };
+		return 0;
+	}
+	if (fake_ct_state == 0)
+		return -ENOENT;
+	*ret = (struct ct_info){ .tcp_state = fake_ct_state };
+	return 0;
 }
 
 /* Like the real one: no answer due (0) when rst_build has none. */
@@ -366,6 +396,7 @@ struct spec {
 	uint32_t tsval;
 	const uint8_t *payload;
 	size_t plen;
+	uint16_t urg;
 };
 
 /* IPv4/IPv6 + TCP with MSS (SYNs) and timestamps; checksums from pktbuild.h. */
@@ -386,7 +417,7 @@ static size_t build(uint8_t *buf, const struct spec *s, size_t *ret_tcp_off)
 	pb_build(buf, &(struct pb_spec){
 		.family = s->family, .src = s->src, .dst = s->dst, .sport = s->sport,
 		.dport = s->dport, .seq = s->seq, .ack = s->ack, .flags = s->flags, .window = 502,
-		.opt = opt, .opt_len = ol, .payload = s->payload, .plen = s->plen }, &b);
+		.urg = s->urg, .opt = opt, .opt_len = ol, .payload = s->payload, .plen = s->plen }, &b);
 	*ret_tcp_off = b.tcp_off;
 	return b.len;
 }
@@ -431,7 +462,10 @@ struct step {
 	uint16_t n;		/* K_RUN: segments, one byte apart */
 	uint16_t flip;		/* 1-based payload byte sent wrong, 0 none */
 	uint16_t cap;		/* payload bytes captured + 1; 0 all */
-	uint8_t flags;		/* K_SYN: added to SYN; K_BARE/K_STRAY: the flags */
+	uint8_t flags;		/* K_SYN, K_DATA: added; K_BARE/K_STRAY: the flags */
+	uint16_t urg;		/* the urgent pointer (set URG in flags to mean it) */
+	uint8_t ct;		/* K_SYN: conntrack's TCP state for it (0: no entry) */
+	bool ct_lost;		/* not K_SYN: conntrack has no entry for it */
 	unsigned who;		/* enum who bits */
 	uint32_t tsval;		/* added to TSVAL0 */
 	uint8_t dial;		/* K_SYN: the destination its ISN is computed for (enum dial) */
@@ -471,6 +505,7 @@ struct scenario {
 	int family;
 	bool ts;
 	int kill_ret, raw_ret, unflag_ret;
+	int ct_ret;		/* conntrack's answer to a get, when an error */
 	bool no_sk;
 	uint32_t max_flows, hold_flow_bytes, hold_bytes;	/* 0: defaults */
 	uint32_t maxlen;					/* 0: default */
@@ -706,10 +741,15 @@ static const struct scenario scenarios[] = {
 	{ "integrity timeout with nothing held, no socket", E_INTEG_N, V6, false,
 	  .kill_ret = -ENOENT, .s = { SYN("1I"), TICK(10, "", .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_timeout, 1) } },
+	/*
+	 * The timeout reset the connection: a late segment is dropped without
+	 * another reset, until the flow is forgotten (strays.h).
+	 */
 	{ "integrity: a late segment after the timeout", E_INTEG, V6, false,
-	  .s = { SYN("1I"), TICK(10, "", .kills = 1), DATA(0, 16, "2D", .kills = 1) },
-	  .cnt = { C(syn_accepted, 1), C(integ_timeout, 1), C(integ_unknown, 1),
-		   C(replay_unchecked, 1) } },
+	  .s = { SYN("1I"), TICK(10, "", .kills = 1), DATA(0, 16, "2D"),
+		 TICK(STRAY_QUIET, ""), DATA(0, 16, "3D", .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_timeout, 1), C(integ_unknown, 2),
+		   C(integ_stray_quiet, 1), C(replay_unchecked, 1) } },
 	/* 51-53: segments of flows the daemon does not know */
 	{ "unknown flow", E_INTEG, V4, false, .s = { DATA(0, 10, "1D", .kills = 1) },
 	  .cnt = { C(integ_unknown, 1) } },
@@ -722,16 +762,31 @@ static const struct scenario scenarios[] = {
 	{ "integrity: the client's RST ends the flow", E_INTEG, V4, false,
 	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(TCP_RST, "3A 2D", .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(replay_unchecked, 1) } },
-	{ "integrity: a bare FIN passes, the flow goes on", E_INTEG, V6, true,
-	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(FIN | ACK, "3A"), DATA(8, 8, "2A 4A") },
+	/* A FIN waits with the bytes it follows; one inside them fails the flow. */
+	{ "integrity: a FIN at the range's end waits with the bytes", E_INTEG, V6, true,
+	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(FIN | ACK, "", .off = 16), DATA(8, 8, "2A 4A 3A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	{ "integrity: a FIN inside the range resets", E_INTEG, V4, true,
+	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(FIN | ACK, "3D 2D", .off = 8, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_early_fin, 1) } },
+	{ "integrity: data and a FIN that ends inside the range", E_INTEG, V6, false,
+	  .s = { SYN("1I"), DATA(0, 15, "2D", .flags = FIN, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_early_fin, 1), C(replay_unchecked, 1) } },
+	{ "integrity: a FIN inside the verified range before the service's ACK", E_INTEG, V4,
+	  true,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), BARE(FIN | ACK, "3D", .off = 15, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_early_fin, 1) } },
+	{ "integrity: data with a FIN past the range waits and passes", E_INTEG, V4, false,
+	  .s = { SYN("1I"), DATA(8, 12, "", .flags = FIN), DATA(0, 8, "3A 2A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(replay_unchecked, 1) } },
 	/*
 	 * Our REPEAT comes back through the knock rule (the mark rule sets the
 	 * conntrack bit and lets the SYN go on); so does a retransmission.  The
 	 * flow's entry carries the bit: accepted, not verified or counted again.
 	 */
 	{ "integrity: our REPEAT returns, and retransmitted SYNs", E_INTEG, V4, true,
-	  .s = { SYN("1I"), SYN("2K"), DATA(0, 8, ""), SYN("4K"), DATA(8, 8, "3A 5A") },
+	  .s = { SYN("1I"), SYN("2K"), DATA(0, 8, ""), SYN("4I"), SYN("5K"),
+		 DATA(8, 8, "3A 6A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
 	/* A new TSval gives a new ISN: before any data the flow starts over with it. */
 	{ "integrity: a SYN with another ISN before data restarts", E_INTEG_N, V6, true,
@@ -760,9 +815,9 @@ static const struct scenario scenarios[] = {
 	{ "integrity: pending table full, the oldest unverified flow makes room", E_INTEG, V6,
 	  false, .max_flows = 1,
 	  .s = { SYN("1I"), SYN("2I", .who = OTHER_SPORT, .kills = 1, VICTIM(0)),
-		 DATA(0, 16, "3D", .kills = 1), DATA(0, 16, "4A", .who = OTHER_SPORT) },
+		 DATA(0, 16, "3D"), DATA(0, 16, "4A", .who = OTHER_SPORT) },
 	  .cnt = { C(syn_accepted, 2), C(integ_evicted, 1), C(integ_unknown, 1),
-		   C(integ_ok, 1), C(replay_unchecked, 2) } },
+		   C(integ_ok, 1), C(integ_stray_quiet, 1), C(replay_unchecked, 2) } },
 	{ "integrity: pending table full of verified flows: refused", E_INTEG, V4, false,
 	  .max_flows = 1,
 	  .s = { SYN("1I"), DATA(0, 16, "2A"), SYN("3D", .who = OTHER_SPORT, .answers = 1) },
@@ -774,16 +829,128 @@ static const struct scenario scenarios[] = {
 	/*
 	 * 65: a copy of the SYN reordered behind the data must not flag the
 	 * verified flow for checking again: its later segments would be held
-	 * until the timeout reset it.
+	 * until the timeout reset it.  Conntrack has the connection
+	 * established: the copy is dropped.
 	 */
 	{ "integrity: a late SYN copy after the release", E_INTEG, V6, true,
-	  .s = { SYN("1I"), DATA(0, 16, "2A"), SYN("3K"), DATA(16, 100, "4A") },
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), SYN("3D", .ct = TCP_CONNTRACK_ESTABLISHED),
+		 DATA(16, 100, "4A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 1) } },
+	/*
+	 * Nor once the flow is done or forgotten: a copy of the SYN (captured,
+	 * and sent from the client's address, which replay protection lets
+	 * through) finds conntrack's entry established and is dropped, whatever
+	 * the daemon still remembers; the first SYN was NEWSYN (conntrack's
+	 * new: not asked).  After the connection, a SYN starts a new flow.
+	 */
+	{ "integrity: a copy of the SYN after the flow was forgotten is dropped", E_INTEG, V4,
+	  true,
+	  .s = { SYN("1I", .code = CODE_NEWSYN), DATA(0, 16, "2A"),
+		 REPLY(16, 0, "3R", .unflags = 1), TICK(2, ""),
+		 SYN("4D", .ct = TCP_CONNTRACK_ESTABLISHED),
+		 SYN("5D", .ct = TCP_CONNTRACK_CLOSE_WAIT) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 2) } },
+	{ "integrity: ... and while it is done, even with another ISN", E_INTEG_N, V6, true,
+	  .s = { SYN("1I", .code = CODE_NEWSYN), DATA(0, 64, "2A"),
+		 REPLY(64, 0, "3R", .unflags = 1),
+		 SYN("4D", .tsval = 1000, .ct = TCP_CONNTRACK_FIN_WAIT) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 1) } },
+	{ "integrity: a knock of an established connection before its data", E_INTEG, V4,
+	  true,
+	  .s = { SYN("1I"), BARE(ACK, "2A"),
+		 SYN("3D", .tsval = 1000, .ct = TCP_CONNTRACK_ESTABLISHED) },
+	  .cnt = { C(syn_accepted, 1), C(integ_syn_live, 1) } },
+	{ "integrity: another ISN after data came: dropped", E_INTEG, V4, true,
+	  .s = { SYN("1I"), SYN("2K"), DATA(0, 8, ""), SYN("4D", .tsval = 1000),
+		 DATA(8, 8, "3A 5A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 1) } },
+	{ "integrity: another ISN once the service answered (SYN_RECV): dropped", E_INTEG_N, V6,
+	  true,
+	  .s = { SYN("1I"), SYN("2K"), SYN("3D", .tsval = 1000, .ct = TCP_CONNTRACK_SYN_RECV),
+		 DATA(0, 64, "4A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 1) } },
+	/*
+	 * Whatever conntrack says (it may have lost the entry: the SYN comes
+	 * NEWSYN): once the service may hold the first ISN, another is dropped.
+	 */
+	{ "integrity: another ISN after the first was let through: dropped", E_INTEG, V4, true,
+	  .s = { SYN("1I"), SYN("2K"), SYN("3D", .tsval = 1000, .code = CODE_NEWSYN),
+		 DATA(0, 16, "4A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 1) } },
+	{ "integrity: a SYN while the verified bytes are unacknowledged: dropped", E_INTEG, V6,
+	  true,
+	  .s = { SYN("1I"), SYN("2K"), DATA(0, 16, "3A"), SYN("4D", .code = CODE_NEWSYN),
+		 SYN("5D", .tsval = 1000, .code = CODE_NEWSYN), DATA(0, 16, "6A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_syn_live, 2) } },
+	/*
+	 * The same SYN once the connection is over (conntrack replaced the
+	 * entry): a new connection, checked from the start; its SYN goes
+	 * through the flag rule like the first.
+	 */
+	{ "integrity: the same SYN after the connection is over starts anew", E_INTEG, V4, true,
+	  .s = { SYN("1I"), SYN("2K"), DATA(0, 16, "3A"), REPLY(16, 0, "4R", .unflags = 1),
+		 SYN("5I"), SYN("6K"), DATA(0, 16, "7A") },
+	  .cnt = { C(syn_accepted, 2), C(integ_ok, 2) } },
+	{ "integrity: after the connection (TIME_WAIT) a SYN starts a new flow", E_INTEG, V6,
+	  true,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), REPLY(16, 0, "3R", .unflags = 1),
+		 SYN("4I", .tsval = 1000, .ct = TCP_CONNTRACK_TIME_WAIT), DATA(0, 16, "5A") },
+	  .cnt = { C(syn_accepted, 2), C(integ_ok, 2) } },
+	{ "integrity: conntrack cannot be asked: the knock is refused", E_INTEG, V4, true,
+	  .ct_ret = -EIO,
+	  .s = { SYN("1D", .answers = 1), SYN("2I", .code = CODE_NEWSYN, .who = OTHER_SPORT) },
+	  .cnt = { C(integ_ct_error, 1), C(rst_sent, 1), C(syn_accepted, 1) } },
+	/*
+	 * Urgent data: the receiving TCP takes the urgent byte out of the
+	 * stream, and the reader gets one from past the range in its place.
+	 * Pointers into the range reset the flow, read either way (RFC 793:
+	 * the byte before seq + urg; RFC 1122: the byte at it); a bare ACK can
+	 * carry one before any data; past the range, or without URG, it is no
+	 * matter for the check.
+	 */
+	{ "integrity: URG into the range, in the range's segment", E_INTEG, V4, true,
+	  .s = { SYN("1I"), DATA(0, 16, "2D", .flags = TCP_URG, .urg = 6, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_urgent, 1) } },
+	{ "integrity: URG on the handshake's ACK, pointing into the range", E_INTEG, V6, false,
+	  .s = { SYN("1I"), BARE(ACK | TCP_URG, "2D", .urg = 16, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_urgent, 1), C(replay_unchecked, 1) } },
+	{ "integrity: URG at 17 means byte 16 or 17: 16 is the range's last", E_INTEG, V4, false,
+	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(ACK | TCP_URG, "3D 2D", .urg = 16, .off = 0,
+		 .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_urgent, 1), C(replay_unchecked, 1) } },
+	{ "integrity: URG past the range, and a pointer without URG, pass", E_INTEG, V6, true,
+	  .s = { SYN("1I"), DATA(0, 16, "2A", .flags = TCP_URG, .urg = 18),
+		 DATA(16, 8, "3A", .urg = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	{ "integrity: URG into the verified range before the service's ACK", E_INTEG, V6, false,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"),
+		 DATA(0, 16, "3D", .flags = TCP_URG, .urg = 1, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_urgent, 1), C(replay_unchecked, 1) } },
+	{ "integrity: URG after the service's ACK: done, it passes", E_INTEG, V4, true,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), REPLY(16, 0, "3R", .unflags = 1),
+		 DATA(0, 20, "4A", .flags = TCP_URG, .urg = 3) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
+	/*
+	 * Segments of a flow the daemon does not know: the first resets the
+	 * connection, the next ones only drop, for a while; each source may
+	 * cost STRAY_SOURCE_RATE resets a second.
+	 */
+	{ "stray segments: one reset per flow", E_INTEG, V4, true,
+	  .s = { RUN(0, 10, 5, "1D 2D 3D 4D 5D", .kills = 1), TICK(STRAY_QUIET - 1, ""),
+		 DATA(0, 10, "6D"), TICK(1, ""), DATA(0, 10, "7D", .kills = 1) },
+	  .cnt = { C(integ_unknown, 7), C(integ_stray_quiet, 5) } },
+	{ "stray segments: the service's data too", E_INTEG, V6, false,
+	  .s = { REPLY(0, 30, "1D", .kills = 1), REPLY(0, 30, "2D") },
+	  .cnt = { C(integ_unknown, 2), C(integ_stray_quiet, 1) } },
 	/* The verified range until the service acknowledges it */
 	{ "integrity: a verified copy again passes; other bytes inside reset", E_INTEG, V6, true,
 	  .s = { SYN("1I"), DATA(0, 16, "2A"), DATA(0, 16, "3A"),
 		 DATA(8, 100, "4D", .flip = 3, .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_conflict, 1) } },
+	{ "integrity: an RST before the service's ACK ends no checking", E_INTEG, V6, false,
+	  .s = { SYN("1I"), DATA(0, 16, "2A"), BARE(TCP_RST | ACK, "3A", .off = 4000),
+		 DATA(0, 16, "4D", .flip = 1, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(integ_conflict, 1), C(replay_unchecked, 1) } },
 	{ "integrity: other bytes past the range pass", E_INTEG, V4, true,
 	  .s = { SYN("1I"), DATA(0, 16, "2A"), DATA(16, 10, "3A", .flip = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1) } },
@@ -860,6 +1027,26 @@ static const struct scenario scenarios[] = {
 	{ "an invalid segment of a waiting flow is held and checked", E_INTEG, V4, false,
 	  .s = { SYN("1I"), DATA(0, 8, "", .code = CODE_INVALID), DATA(8, 8, "2R 3A") },
 	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(replay_unchecked, 1) } },
+	/*
+	 * An invalid segment comes without its entry: the daemon asks whether
+	 * the entry still has the bit (an early-dropped entry, with midstream
+	 * pickup off, turns the client's segments invalid, and the service's
+	 * would leave unflagged).
+	 */
+	{ "an invalid segment of a waiting flow whose entry is gone: reset", E_INTEG, V4, true,
+	  .s = { SYN("1I"), BARE(ACK, "2D", .code = CODE_INVALID, .ct_lost = true, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_lost, 1) } },
+	{ "... conntrack cannot tell: dropped, the flow goes on", E_INTEG, V6, true,
+	  .ct_ret = -EIO,
+	  .s = { SYN("1I", .code = CODE_NEWSYN), DATA(0, 8, "2D", .code = CODE_INVALID),
+		 DATA(0, 16, "3A") },
+	  .cnt = { C(syn_accepted, 1), C(integ_ok, 1), C(hold_cap, 1) } },
+	{ "an invalid segment of a flow reset lately is dropped, not passed", E_INTEG, V4, true,
+	  .s = { SYN("1I"), DATA(0, 16, "2D", .flip = 3, .kills = 1),
+		 DATA(0, 16, "3D", .code = CODE_INVALID), TICK(STRAY_QUIET, ""),
+		 DATA(0, 16, "4R", .code = CODE_INVALID) },
+	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(integ_unknown, 1),
+		   C(integ_stray_quiet, 1) } },
 	{ "an invalid segment with other bytes fails the flow", E_INTEG, V6, false,
 	  .s = { SYN("1I"), DATA(0, 16, "2D", .flip = 4, .code = CODE_INVALID, .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_fail, 1), C(replay_unchecked, 1) } },
@@ -1270,7 +1457,8 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 		s.plen = st->len;
 		for (size_t i = 0; i < s.plen; i++)
 			payload[i] = (uint8_t)i;
-		if (st->how != ISN_BAD) {
+		/* A valid SYN the daemon drops is no ISN the client's data follows. */
+		if (st->how != ISN_BAD && !strchr(st->want, 'D')) {
 			f->known = true;
 			f->isn = s.seq;
 		}
@@ -1290,7 +1478,7 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 		break;
 	case K_DATA:
 	case K_RUN:
-		s.flags = ACK | TCP_PSH;
+		s.flags = ACK | TCP_PSH | st->flags;
 		s.seq = (f->known ? f->isn : 0x1000) + 1 + off;
 		s.plen = st->len;
 		for (uint32_t i = 0; i < st->len; i++)
@@ -1300,11 +1488,12 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 		break;
 	default:		/* K_BARE, K_STRAY, K_BAD */
 		s.flags = st->k == K_BAD ? TCP_SYN : st->flags;
-		s.seq = (f->known ? f->isn : 0x1000) + 1;
+		s.seq = (f->known ? f->isn : 0x1000) + 1 + off;
 		if (!(s.flags & ACK))
 			s.ack = 0;
 		break;
 	}
+	s.urg = st->urg;
 	len = build(buf, &s, &tcp_off);
 	caplen = st->cap ? len - s.plen + (st->cap - 1u) : len;
 	switch (st->k == K_BAD ? st->how : 0) {
@@ -1347,6 +1536,8 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 		r->marks[p.id] = p.mark;
 		r->qof[p.id] = queue_of(r, st);
 	}
+	fake_ct_state = st->ct;
+	fake_ct_flagged = st->k != K_SYN && !st->ct_lost;
 	server_packet(&r->s, r->qof[p.id < MAX_IDS ? p.id : 0], &p);
 	return s.seq;
 }
@@ -1370,7 +1561,8 @@ static void check_counters(struct run *r)
 		CHECK_EQ_U(c->pkt_drop[i], i == (int)sc->drop, "scenario %u: pkt_drop %s", r->no,
 			   pkt_drop_name((enum pkt_drop)i));
 	refused = c->c[SC_syn_refused] + c->c[SC_replay_refused] + c->c[SC_ts_missing] +
-		  c->c[SC_flows_full] + c->c[SC_integ_syn_data] + c->c[SC_penalized];
+		  c->c[SC_flows_full] + c->c[SC_integ_syn_data] + c->c[SC_penalized] +
+		  c->c[SC_integ_ct_error];
 	for (size_t i = 0; i < NENTRIES; i++) {
 		CHECK_EQ_U(c->port_accepted[i], i == sc->entry ? c->c[SC_syn_accepted] : 0,
 			   "scenario %u: port_accepted[%zu]", r->no, i);
@@ -1396,6 +1588,8 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
 	fake_kill_ret = sc->kill_ret;
 	fake_raw_ret = sc->raw_ret;
 	fake_unflag_ret = sc->unflag_ret;
+	fake_ct_ret = sc->ct_ret;
+	fake_ct_state = 0;
 	if (sc->max_flows)
 		conf.max_flows = sc->max_flows;
 	if (sc->hold_flow_bytes)
