@@ -409,19 +409,23 @@ static void x_tcp_flags(struct nftnl_rule *r, uint8_t mask, uint8_t value, uint3
 }
 
 /*
- * What every closed_ports rule of chain ch matches first (nftplan.c): in
- * the nat chain a new connection's first packet (the only one a nat chain
- * sees) that is not from loopback and no RST; at input a segment with none
- * of SYN, ACK, RST (not from loopback).
+ * What every closed_ports rule of chain ch matches first (nftplan.c): at
+ * prerouting a new connection that no DNAT took (not from loopback, no
+ * RST); at input a segment with none of SYN, ACK, RST (not from loopback).
  */
 static void x_probe_prefix(struct nftnl_rule *r, enum nftplan_chain ch)
 {
 	x_l4_tcp(r);
-	x_iif_not_lo(r);
-	if (ch == CH_PREROUTING_CLOSED_NAT)
+	if (ch == CH_PREROUTING_CLOSED) {
+		x_ct_state(r, NF_CT_STATE_BIT(IP_CT_NEW), NFT_CMP_NEQ);
+		x_iif_not_lo(r);
 		x_tcp_flags(r, TCP_RST_BIT, 0, NFT_CMP_EQ);
-	else
+		x_key(r, KEY_CT, NFT_CT_STATUS, false);
+		x_masked_eq32(r, IPS_DST_NAT, 0, NFT_CMP_EQ);
+	} else {
+		x_iif_not_lo(r);
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
+	}
 }
 
 /*
@@ -464,35 +468,25 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_masked_eq32(r, NF_CT_STATE_BIT(IP_CT_ESTABLISHED), 0, NFT_CMP_NEQ);
 		x_counter(r);
 		return;
+	case RK_PROBE_GATE:
+		x_ct_state(r, NF_CT_STATE_BIT(IP_CT_NEW), NFT_CMP_EQ);
+		x_verdict(r, NFT_RETURN);
+		return;
 	case RK_PROBE_SOCKET:
 		x_probe_prefix(r, ru->chain);
 		x_socket_transparent(r, ru->value);
 		x_verdict(r, NF_ACCEPT);
 		return;
-	case RK_PROBE_NAT:
-		/*
-		 * NEWSYN: chain prerouting_closed queues it, and the daemon lets
-		 * it go on to the kernel's answer (mimic_closed_port).
-		 */
-		x_probe_prefix(r, ru->chain);
-		x_fib_local(r);
-		x_set_code(r, m, m->newsyn);
-		x_counter(r);
-		x_redirect(r, p->refuse_port);
-		return;
 	case RK_PROBE:
-		if (ru->chain == CH_PREROUTING_CLOSED) {
-			/* What the nat chain redirected, its code kept for the daemon. */
-			x_l4_tcp(r);
-			x_key(r, KEY_META, NFT_META_MARK, false);
-			x_masked_eq32(r, m->mask, m->newsyn, NFT_CMP_EQ);
-			x_key(r, KEY_CT, NFT_CT_STATUS, false);
-			x_masked_eq32(r, IPS_DST_NAT, 0, NFT_CMP_NEQ);
-		} else {
-			/* FIN/NULL/Xmas: no code, no reject of ours when no daemon answers. */
-			x_probe_prefix(r, ru->chain);
-			x_set_code(r, m, 0);
-		}
+		x_probe_prefix(r, ru->chain);
+		if (ru->local)
+			x_fib_local(r);
+		/*
+		 * A new connection: NEWSYN, it goes on to the kernel's answer
+		 * (mimic_closed_port); a FIN/NULL/Xmas probe: no code, no
+		 * reject of ours when no daemon answers it (the kernel does).
+		 */
+		x_set_code(r, m, ru->chain == CH_PREROUTING_CLOSED ? m->newsyn : 0);
 		x_counter(r);
 		x_queue(r, p, kind, ru, ru->bypass);
 		return;

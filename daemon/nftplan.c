@@ -54,30 +54,22 @@
  *     }
  *     with closed_ports "daemon" (the default) and an entry that answers
  *     for this host's own port with on_fail "reset": probes of ports nobody
- *     listens on take the path a probe of a protected port takes, queue,
- *     verdict and the same redirect to the same closed port
- *     chain prerouting_closed_nat {  type nat hook prerouting priority 90;
- *                     (the last nat chain: it runs for a connection no
- *                     other DNAT took, so a port forwarded elsewhere is not
- *                     this host's; a nat chain sees only new connections)
+ *     listens on take the path a probe of a protected port takes
+ *     chain prerouting_closed {  type filter hook prerouting priority -99;
+ *                     (after every DNAT: a port forwarded elsewhere is
+ *                     not this host's, a redirected one is judged by where
+ *                     it goes)
+ *       ct state != new  return
  *       per protected port of this host (and address): tcp dport P  return
  *                     (decided in chain prerouting: a knock let through to
  *                     a port nobody listens on is not decided twice)
- *       tcp iif != lo, no RST:
+ *       tcp ct state new iif != lo, no RST, ct status not dnat (the nat
+ *                     chain's refusals are decided already):
  *         socket transparent 0  accept    (someone listens, or the flow
  *         socket transparent 1  accept     exists: not ours)
- *         fib daddr type local  our bits = NEWSYN  redirect to :REFUSE
- *                     (SYN, ACK and window scans: refused as a protected
- *                     port's are, the kernel answers from the closed port
- *                     and conntrack puts P back)
- *     }
- *     chain prerouting_closed {  type filter hook prerouting priority -99;
- *                     (after the NAT hook, which runs every nat chain at -100)
- *       meta mark & MASK == NEWSYN ct status dnat  queue PROBE bypass
- *                     (what prerouting_closed_nat redirected: the daemon
- *                     does a refused knock's work and lets it go on; also
- *                     a protected port's new SYN or ACK that no daemon saw,
- *                     which passes as it would)
+ *         fib daddr type local  clear our bits  queue PROBE bypass
+ *                     (SYN, ACK and window scans: the daemon does a refused
+ *                     knock's work and lets it go on; the kernel answers)
  *     }
  *     chain input_closed {  type filter hook input priority 10;
  *                     (after the usual filter chains: a port another
@@ -182,18 +174,19 @@
  * Closed ports.  What a probe of a protected port meets, a probe of a
  * closed port meets too, scan type by scan type, so that neither the answer
  * nor its time tells them apart: a new connection (SYN, ACK, window scan)
- * is redirected by a nat rule to the closed port rules.refuse_port, queued
- * at prerouting, gets a refused knock's work in the daemon and an accept,
- * and the kernel answers it from the closed port (the protected port's
- * redirect comes after its queue, the closed port's before: the same work,
- * NAT and un-NAT included); a FIN/NULL/Xmas probe, which conntrack calls
- * invalid and nat cannot move, is queued at input after the host's filter
- * chains and answered with the daemon's RST on both sides; a Maimon probe
- * (FIN+ACK, invalid) is answered by the kernel on both sides (the
- * listener's TCP resets it as a closed port does).  The closed side is
- * matched after every other DNAT and by the socket lookup, so a listening
- * port, a forwarded one or a container's is never taken for closed; bypass,
- * since without the daemon the kernel's own answer is the right one.
+ * is queued at prerouting, gets a refused knock's work in the daemon and
+ * an accept, and the kernel answers it (the protected port's through the
+ * nat redirect, the closed port's as itself: a port another firewall here
+ * drops must stay silent, which a redirect would undo, as the input
+ * filter would then see the closed port's number, not the dialled one); a
+ * FIN/NULL/Xmas probe, which conntrack calls invalid and nat cannot move,
+ * is queued at input after the host's filter chains and answered with the
+ * daemon's RST on both sides; a Maimon probe (FIN+ACK, invalid) is
+ * answered by the kernel on both sides (the listener's TCP resets it as a
+ * closed port does).  The closed side is matched after DNAT and by the
+ * socket lookup, so a listening port, a forwarded one or a container's is
+ * never taken for closed; bypass, since without the daemon the kernel's
+ * own answer is the right one.
  *
  * Each hook the daemon queues from tells the roles apart (workers.c):
  * prerouting and postrouting are the server's, output the client's; input
@@ -228,11 +221,8 @@ enum {
 	LATE_PRIORITY = -140,		/* after the server's chain, before nat */
 	/*
 	 * Every nat chain runs inside the kernel's one DNAT hook at -100, in
-	 * the order of their priorities, and only until one maps the
-	 * connection: at 90 ours comes after the usual ones (dstnat -100,
-	 * firewalld's -90), at -99 every DNAT is decided.
+	 * the order of their priorities: at -99 every DNAT is decided.
 	 */
-	PROBE_NAT_PRIORITY = 90,
 	PROBE_PRIORITY = -99,
 	REPLY_PRIORITY = 110,		/* after SNAT, and after DNAT undone */
 	CLOSED_PRIORITY = 10,		/* after the usual filter chains (0) */
@@ -248,8 +238,6 @@ static const struct nftplan_chain_def chains[CH_MAX] = {
 	[CH_PREROUTING] = { "prerouting", "filter", NF_INET_PRE_ROUTING, SERVER_PRIORITY },
 	[CH_PREROUTING_LATE] = { "prerouting_late", "filter", NF_INET_PRE_ROUTING, LATE_PRIORITY },
 	[CH_PREROUTING_NAT] = { "prerouting_nat", "nat", NF_INET_PRE_ROUTING, NAT_PRIORITY },
-	[CH_PREROUTING_CLOSED_NAT] = { "prerouting_closed_nat", "nat", NF_INET_PRE_ROUTING,
-				       PROBE_NAT_PRIORITY },
 	[CH_PREROUTING_CLOSED] = { "prerouting_closed", "filter", NF_INET_PRE_ROUTING,
 				   PROBE_PRIORITY },
 	[CH_POSTROUTING] = { "postrouting", "filter", NF_INET_POST_ROUTING, REPLY_PRIORITY },
@@ -564,24 +552,23 @@ static bool want_local(const struct nftplan *p, const struct conf_protect *e)
 static void plan_closed(struct nftplan *p, const struct conf *c)
 {
 	/*
-	 * A protected port's new connection was decided in chain prerouting
-	 * (a knock let through to a port nobody listens on gets the kernel's
-	 * RST, not a second decision).
+	 * What is not a new connection leaves at once (established traffic
+	 * passes this chain too); a protected port's was decided in chain
+	 * prerouting (a knock let through to a port nobody listens on gets
+	 * the kernel's RST, not a second decision).
 	 */
-	plan_each(p, c, RK_PROBE_SKIP, CH_PREROUTING_CLOSED_NAT, want_local);
-	for (enum nftplan_chain ch = CH_PREROUTING_CLOSED_NAT;; ch = CH_INPUT_CLOSED) {
+	plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_GATE, .chain = CH_PREROUTING_CLOSED });
+	plan_each(p, c, RK_PROBE_SKIP, CH_PREROUTING_CLOSED, want_local);
+	for (enum nftplan_chain ch = CH_PREROUTING_CLOSED;; ch = CH_INPUT_CLOSED) {
 		for (uint8_t t = 0; t <= 1; t++)
 			plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_SOCKET, .chain = ch,
 						    .value = t });
+		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE, .chain = ch, .bypass = true,
+					    .local = ch == CH_PREROUTING_CLOSED,
+					    .qset = QSET_PROBE });
 		if (ch == CH_INPUT_CLOSED)
 			break;
-		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_NAT, .chain = ch,
-					    .local = true });
-		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE, .chain = CH_PREROUTING_CLOSED,
-					    .bypass = true, .qset = QSET_PROBE });
 	}
-	plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE, .chain = CH_INPUT_CLOSED,
-				    .bypass = true, .qset = QSET_PROBE });
 }
 
 static int make(const struct conf *c, struct nftplan *p, bool hiding)

@@ -21,8 +21,7 @@ enum nftplan_chain {
 	CH_PREROUTING,		/* the server's: before DNAT, what the client dialled */
 	CH_PREROUTING_LATE,	/* what no daemon answered: the kernel's RST */
 	CH_PREROUTING_NAT,	/* refused SYNs to a closed port (nat) */
-	CH_PREROUTING_CLOSED_NAT, /* probes of closed ports that open a connection: to refuse_port */
-	CH_PREROUTING_CLOSED,	/* ... queued, after every DNAT */
+	CH_PREROUTING_CLOSED,	/* probes of closed ports that open a connection, after DNAT */
 	CH_POSTROUTING,		/* the service's side of integrity flows, after un-NAT */
 	CH_INPUT,		/* the client's user path, incoming */
 	CH_INPUT_CLOSED,	/* FIN/NULL/Xmas probes, after the host's filter */
@@ -72,10 +71,10 @@ enum nftplan_kind {
 	RK_CLIENT_ICMP,		/* ICMP errors about this host's flows to a knock destination */
 	RK_CLIENT_FWD_ICMP,	/* ... about routed flows from a `from` prefix to one */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
-	RK_PROBE_SKIP,		/* closed_ports "daemon": a protected port: decided in prerouting */
+	RK_PROBE_GATE,		/* closed_ports "daemon": not a new connection: not a probe */
+	RK_PROBE_SKIP,		/* ... a protected port: decided in chain prerouting */
 	RK_PROBE_SOCKET,	/* ... a socket answers (value = transparent) */
-	RK_PROBE_NAT,		/* ... none does, a port of this host: NEWSYN, redirect */
-	RK_PROBE,		/* ... queue what that redirected, or a FIN/NULL/Xmas probe */
+	RK_PROBE,		/* ... none does, a port of this host: queue, bypass */
 };
 
 struct nftplan_rule {

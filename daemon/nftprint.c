@@ -48,8 +48,9 @@ static void print_queue(FILE *f, const struct nftplan *p, const struct nftplan_r
 /* What every closed_ports rule of chain ch matches first (nftexpr.c). */
 static void print_probe_prefix(FILE *f, enum nftplan_chain ch)
 {
-	if (ch == CH_PREROUTING_CLOSED_NAT)
-		fputs("meta l4proto tcp iif != \"lo\" tcp flags & rst == 0x0 ", f);
+	if (ch == CH_PREROUTING_CLOSED)
+		fputs("meta l4proto tcp ct state new iif != \"lo\" tcp flags & rst == 0x0 "
+		      "ct status & dnat == 0x0 ", f);
 	else
 		fputs("meta l4proto tcp iif != \"lo\" tcp flags & (syn | ack | rst) == 0x0 ", f);
 }
@@ -69,23 +70,20 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 	case RK_CT_KEEP:
 		fputs("ct state established counter\n", f);
 		return;
+	case RK_PROBE_GATE:
+		fputs("ct state & new == 0x0 return\n", f);
+		return;
 	case RK_PROBE_SOCKET:
 		print_probe_prefix(f, r->chain);
 		fprintf(f, "socket transparent %u accept\n", r->value);
 		return;
-	case RK_PROBE_NAT:
-		print_probe_prefix(f, r->chain);
-		fprintf(f, "fib daddr type local meta mark set meta mark & 0x%08x | 0x%08x counter "
-			   "redirect to :%u\n", keep, m->newsyn, p->refuse_port);
-		return;
 	case RK_PROBE:
-		if (r->chain == CH_PREROUTING_CLOSED) {
-			fprintf(f, "meta l4proto tcp meta mark & 0x%08x == 0x%08x ct status & dnat != 0x0 "
-				   "counter ", m->mask, m->newsyn);
-		} else {
-			print_probe_prefix(f, r->chain);
+		print_probe_prefix(f, r->chain);
+		if (r->chain == CH_PREROUTING_CLOSED)
+			fprintf(f, "%smeta mark set meta mark & 0x%08x | 0x%08x counter ",
+				r->local ? "fib daddr type local " : "", keep, m->newsyn);
+		else
 			fprintf(f, "meta mark set meta mark & 0x%08x counter ", keep);
-		}
 		print_queue(f, p, r, r->bypass);
 		fputc('\n', f);
 		return;
@@ -311,10 +309,9 @@ static const char *kind_name(enum nftplan_kind k)
 		return "client ICMP error rule";
 	case RK_CT_KEEP:
 		return "conntrack keeper rule";
+	case RK_PROBE_GATE:
 	case RK_PROBE_SKIP:
 		return "closed_ports rule";
-	case RK_PROBE_NAT:
-		return "closed_ports redirect rule (to rules.refuse_port)";
 	case RK_PROBE_SOCKET:
 		return "closed_ports listener rule (closed_ports \"daemon\"; needs nft_socket)";
 	case RK_PROBE:
@@ -329,7 +326,6 @@ void nftplan_rule_what(const struct nftplan_rule *ru, char *buf, size_t len)
 		snprintf(buf, len, "%s for port %u (%s entry at line %d)", kind_name(ru->kind),
 			 ru->port,
 			 ru->chain == CH_PREROUTING || ru->chain == CH_PREROUTING_NAT ||
-					 ru->chain == CH_PREROUTING_CLOSED_NAT ||
 					 ru->chain == CH_INPUT_CLOSED || ru->chain == CH_POSTROUTING
 				 ? "protect"
 				 : "knock",

@@ -15,8 +15,7 @@
 #                                      nothing on :23
 #
 # The rule counters of table inet knockgw say which hooks queued a probe
-# (the chains' hooks, from `nft list`) and whether a nat rule redirected it
-# to the closed port the kernel answers from; the daemon's counters (knockgw
+# (the chains' hooks, from `nft list`); the daemon's counters (knockgw
 # status --json) what it did: a probe of 22 counts as a refused knock, a
 # segment of no connection or a stray probe; one of 23 as a closed port's;
 # rst_sent counts the RSTs the daemon made itself.
@@ -28,15 +27,12 @@ start_sshd
 K=$(key_file k)
 start_server "$(entry 22)"
 
-# queued_at: for every rule of our table that queues, its chain's hook,
-# and for every rule that redirects to the closed port, "redirect"; with
+# queued_at: for every rule of our table that queues, its chain's hook and
 # its packet count, one "hook packets" line each, in table order.
 queued_at() {
 	in_s nft list table inet knockgw 2>/dev/null | awk '
 		$1 == "type" { hook = $4 }
-		/queue num|redirect to/ {
-			what = /redirect to/ ? "redirect" : hook
-			for (i = 1; i < NF; i++) if ($i == "packets") print what, $(i + 1) }'
+		/queue num/ { for (i = 1; i < NF; i++) if ($i == "packets") print hook, $(i + 1) }'
 }
 
 # decisions: the daemon's counters that say what it did with a probe.
@@ -90,11 +86,11 @@ for fam in 4 6; do
 done
 
 # What the path is made of, for the record: a SYN and an ACK are queued at
-# prerouting, redirected by a nat rule to the closed port and answered from
-# there by the kernel (23's too, not by 23 itself), a FIN/NULL/Xmas probe is queued at input and answered by the
+# prerouting and answered by the kernel (22's through the nat chain's
+# closed port), a FIN/NULL/Xmas probe is queued at input and answered by the
 # daemon, a Maimon probe is answered by the kernel alone.
-check "a SYN: queued once, at prerouting, redirected, answered by the kernel" \
-	sh -c "[ \"$(path p-syn-again 22 $C4 $S4 syn)\" = 'queued at [prerouting redirect], 1 decision(s), daemon'\"'\"'s RSTs 0, answer RA' ]"
+check "a SYN: queued once, at prerouting, answered by the kernel" \
+	sh -c "[ \"$(path p-syn-again 22 $C4 $S4 syn)\" = 'queued at [prerouting], 1 decision(s), daemon'\"'\"'s RSTs 0, answer RA' ]"
 check "a FIN: queued once, at input, answered by the daemon" \
 	sh -c "[ \"$(path p-fin-again 22 $C4 $S4 fin)\" = 'queued at [input], 1 decision(s), daemon'\"'\"'s RSTs 1, answer RA' ]"
 check "a valid knock still reaches sshd (SYN-ACK)" knock_gets SA "$K" 22 $C4 $S4
