@@ -5,10 +5,12 @@
  * receive timeout, 64 messages per recvmmsg) and one NFQNL_MSG_VERDICT_BATCH
  * per recvmmsg.  libmnl + libnetfilter_queue's nlmsg API, nothing else.
  *
- *   nfq_min [-n QUEUE] [-r COPY_RANGE] [-m MAXLEN] [-s SECONDS] [-d]
+ *   nfq_min [-n QUEUE] [-r COPY_RANGE] [-m MAXLEN] [-s SECONDS] [-d] [-M MARK]
  *
  * -d drops every packet instead (the reference for a daemon that answers
- * with on_fail = "drop").
+ * with on_fail = "drop").  -M sets the packet mark in each verdict (the
+ * reference for a daemon letting a knock through: with the mark knockgw's
+ * nat rule spares, connect_added_floor_us).
  * Prints "ready: queue N" once bound; "counters: queued=N verdicts=N
  * enobufs=N" on SIGUSR1 and at exit (SIGTERM/SIGINT, or after SECONDS,
  * default 600, so that it never outlives a benchmark).
@@ -73,6 +75,8 @@ static void dump(unsigned long long queued, unsigned long long verdicts, unsigne
 int main(int argc, char **argv)
 {
 	unsigned qnum = 0, copy_range = 512, maxlen = 4096, seconds = 600, verdict = NF_ACCEPT;
+	unsigned long mark = 0;
+	int with_mark = 0;
 	unsigned long long queued = 0, verdicts = 0, enobufs = 0;
 	struct mnl_socket *nl;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -85,15 +89,16 @@ int main(int argc, char **argv)
 	time_t end;
 	int fd, size = RCVBUF_BYTES, ch;
 
-	while ((ch = getopt(argc, argv, "n:r:m:s:d")) != -1) {
+	while ((ch = getopt(argc, argv, "n:r:m:s:dM:")) != -1) {
 		switch (ch) {
 		case 'n': qnum = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'r': copy_range = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'm': maxlen = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 's': seconds = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'd': verdict = NF_DROP; break;
+		case 'M': mark = strtoul(optarg, NULL, 0); with_mark = 1; break;
 		default:
-			fprintf(stderr, "usage: nfq_min [-n QUEUE] [-r COPY_RANGE] [-m MAXLEN] [-s SECONDS] [-d]\n");
+			fprintf(stderr, "usage: nfq_min [-n QUEUE] [-r COPY_RANGE] [-m MAXLEN] [-s SECONDS] [-d] [-M MARK]\n");
 			return 2;
 		}
 	}
@@ -181,6 +186,8 @@ int main(int argc, char **argv)
 		/* One message answers every queued id up to last_id. */
 		nlh = nfq_nlmsg_put(vbuf, NFQNL_MSG_VERDICT_BATCH, (int)qnum);
 		nfq_nlmsg_verdict_put(nlh, (int)last_id, (int)verdict);
+		if (with_mark)
+			nfq_nlmsg_verdict_put_mark(nlh, (uint32_t)mark);
 		if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
 			perror("nfq_min: verdict");
 		else

@@ -4,8 +4,8 @@
   report.py DIR
 
 DIR/results holds one measurement per line, "KEY k=v k=v ..." or "KEY
-value"; DIR/rtt-N.out, DIR/batch-N.out and DIR/connect.out the probers'
-per-probe output.  Prints a table of everything, then one line per figure:
+value"; DIR/rtt-N.out, DIR/rttk-N.out, DIR/scan{,knock}{4,6}-N.out,
+DIR/batch-*.out and DIR/connect.out the probers' per-probe output.  Prints a table of everything, then one line per figure:
 "BENCH <name> <value>" (a figure that was not measured is left out).
 """
 import glob
@@ -13,14 +13,17 @@ import os
 import statistics as st
 import sys
 
+PROBE_TYPES = ("syn", "ack", "window", "fin", "null", "xmas", "maimon")
+
 GOALS = {
     "syn_rate_ratio": ">= 0.9",
     "flood_success_pct": ">= 99",
-    "connect_added_us": "<= 20",
+    "probe_flood_success_pct": ">= 99",
+    "connect_added_us": "<= 20, <= 1.3 x connect_added_floor_us",
     "server_tput_ratio": ">= 0.98",
     "client_tput_ratio": ">= 0.95",
     "client_user_tput_ratio": ">= 0.4",
-    "rst_timing_delta_us": "|x| < closed jitter",
+    "rst_timing_delta_us": "|x| <= 2 (every probe type, p10 and median, v4/v6, idle/knocking)",
     "syn_rate_cores": ">= 1.6",
     "gw_client_tput_ratio": ">= 0.95",
     "gw_server_tput_ratio": ">= 0.98",
@@ -165,54 +168,69 @@ def main():
         line()
 
     # --- flood ---
+    def flood_rows(key, title, figure):
+        if key not in rows:
+            return
+        line(title)
+        pcts = []
+        for i, r in enumerate(rows[key], 1):
+            p = 100.0 * r["ok"] / max(r["probes"], 1)
+            pcts.append(p)
+            line("  round %d: %3d/%d SYN-ACK (%.1f%%), %d at the first SYN; flood %.0f/s, decided %.0f/s, "
+                 "%d queue-full drops in 5 s" % (i, r["ok"], r["probes"], p, r["first"], r["gen"],
+                                                 r["rate"], r["queue_dropped"]))
+        figs[figure] = med(pcts)
+
     if "flood.round" in rows:
         sat = rows.get("flood.saturation", [{}])[0]
         line("Knocks under flood: 200 knock SYNs (10 ms apart, one retransmission after 1 s,")
         line("3 s timeout) while invalid SYNs arrive at the daemon's saturation rate")
         line("  saturation (unpaced flood %.0f/s): knockgw decided %.0f SYN/s, %d queue-full drops in 2 s"
              % (sat.get("gen", 0), sat.get("rate", 0), sat.get("queue_dropped", 0)))
-        pcts = []
-        for i, r in enumerate(rows["flood.round"], 1):
-            p = 100.0 * r["ok"] / max(r["probes"], 1)
-            pcts.append(p)
-            line("  round %d: %3d/%d SYN-ACK (%.1f%%), %d at the first SYN; flood %.0f/s, decided %.0f/s, "
-                 "%d queue-full drops in 5 s" % (i, r["ok"], r["probes"], p, r["first"], r["gen"],
-                                                 r["rate"], r["queue_dropped"]))
-        figs["flood_success_pct"] = med(pcts)
+    flood_rows("flood.round", "  the protected port flooded (the knocks' own queue):", "flood_success_pct")
+    flood_rows("pflood.round", "  closed port 7003 flooded as fast as the generator goes, past the daemon's capacity\n"
+               "  (decided, drops: the probe queue; a probe that does not fit is dropped, unanswered):",
+               "probe_flood_success_pct")
+    if "flood.round" in rows or "pflood.round" in rows:
         line()
 
     # --- latency ---
-    rtts = {}
-    flags = {}
-    per_round = []
-    # rttd-*: the bad/closed pair again, with closed_ports = "daemon".
-    for f in sorted(glob.glob(os.path.join(d, "rtt-*.out"))) + \
-            sorted(glob.glob(os.path.join(d, "rttd-*.out"))):
-        rr = {}
-        sfx = "_d" if os.path.basename(f).startswith("rttd-") else ""
-        for l in open(f):
-            a = l.split()
-            if len(a) < 3:
-                continue
-            k = a[0] + sfx
-            flags.setdefault(k, {}).setdefault(a[1], 0)
-            flags[k][a[1]] += 1
-            if int(a[2]) >= 0:
-                us = int(a[2]) / 1000.0
-                rtts.setdefault(k, []).append(us)
-                rr.setdefault(k, []).append(us)
-        per_round.append(rr)
+    def read_rtt(pattern):
+        """{label: [us]}, [per-round {label: [us]}], {label: {flags: n}} of DIR/pattern files."""
+        every, rounds, flags = {}, [], {}
+        for f in sorted(glob.glob(os.path.join(d, pattern)),
+                        key=lambda x: int(x.rsplit("-", 1)[1].split(".")[0])):
+            rr = {}
+            for l in open(f):
+                a = l.split()
+                if len(a) < 3:
+                    continue
+                flags.setdefault(a[0], {}).setdefault(a[1], 0)
+                flags[a[0]][a[1]] += 1
+                if int(a[2]) >= 0:
+                    us = int(a[2]) / 1000.0
+                    every.setdefault(a[0], []).append(us)
+                    rr.setdefault(a[0], []).append(us)
+            rounds.append(rr)
+        return every, rounds, flags
+
+    rtts, per_round, flags = read_rtt("rtt-*.out")
+    rttk, per_round_k, flags_k = read_rtt("rttk-*.out")
+    for k, v in rttk.items():
+        rtts[k + "_k"] = v
+        flags[k + "_k"] = flags_k[k]
     if rtts:
         line("SYN -> answer time on the wire (raw prober, kernel receive timestamps), microseconds")
         line("  %-8s %-5s %6s %8s %8s %8s %8s %8s  %s" % ("probe", "n", "answer", "median", "p10",
                                                           "p90", "IQR", "MAD", ""))
         desc = {"knock": "valid knock, protected port 8001 (listener)",
                 "plain": "port 8002, not protected (listener)",
+                "floor": "valid knock, port 8003, the minimal reader on the same rules",
                 "bad": "invalid knock, protected port 8001",
-                "closed": "port 7002, not protected, closed",
-                "bad_d": "invalid knock, closed_ports = \"daemon\"",
-                "closed_d": "closed port, closed_ports = \"daemon\" (daemon answers)"}
-        for k in ("knock", "plain", "bad", "closed", "bad_d", "closed_d"):
+                "closed": "port 7002, closed (shipped defaults: through the daemon)",
+                "bad_k": "invalid knock, closed_ports = \"kernel\"",
+                "closed_k": "closed port, closed_ports = \"kernel\" (the kernel alone)"}
+        for k in ("knock", "plain", "floor", "bad", "closed", "bad_k", "closed_k"):
             v = rtts.get(k, [])
             if not v:
                 continue
@@ -225,40 +243,82 @@ def main():
             rd = [med(r["knock"]) - med(r["plain"]) for r in per_round if r.get("knock") and r.get("plain")]
             line("  knock - plain: %.1f us (per round %s)" % (figs["connect_added_us"],
                                                             " ".join("%.1f" % x for x in rd)))
-        # rst_timing_delta_us: with closed_ports = "daemon", the setting that
-        # exists to close this leak; the default ("kernel") is reported beside.
-        for sfx, name, jit, what in (("", "rst_timing_delta_kernel_us", "rst_closed_jitter_kernel_us",
-                                      'closed_ports = "kernel" (default)'),
-                                     ("_d", "rst_timing_delta_us", "rst_closed_jitter_us",
-                                      'closed_ports = "daemon"')):
-            b, c = rtts.get("bad" + sfx), rtts.get("closed" + sfx)
-            if not (b and c):
-                continue
-            figs[name] = med(b) - med(c)
-            figs[jit] = mad(c)
-            rd = [med(r["bad" + sfx]) - med(r["closed" + sfx]) for r in per_round
-                  if r.get("bad" + sfx) and r.get("closed" + sfx)]
-            line("  bad - closed, %s: %.1f us (per round %s); closed-port jitter: MAD %.1f us, "
-                 "IQR %.1f us" % (what, figs[name], " ".join("%.1f" % x for x in rd), mad(c),
-                                  pct(c, .75) - pct(c, .25)))
-        cf = os.path.join(d, "connect.out")
-        if os.path.exists(cf):
-            cs = {}
-            fails = {}
-            for l in open(cf):
-                a = l.split()
-                if len(a) == 3:
-                    if a[1] == "ok":
-                        cs.setdefault(a[0], []).append(int(a[2]) / 1000.0)
-                    else:
-                        fails[a[0]] = fails.get(a[0], 0) + 1
-            if cs.get("knocked") and cs.get("plain"):
-                line("  connect() as an application sees it: knocked through both roles (client kernel path)"
-                     " median %.1f us, p90 %.1f;" % (med(cs["knocked"]), pct(cs["knocked"], .9)))
-                line("    plain median %.1f us, p90 %.1f; added %.1f us (failures: %s)"
-                     % (med(cs["plain"]), pct(cs["plain"], .9), med(cs["knocked"]) - med(cs["plain"]),
-                        fails or "none"))
+        if rtts.get("floor") and rtts.get("plain"):
+            figs["connect_added_floor_us"] = med(rtts["floor"]) - med(rtts["plain"])
+            rd = [med(r["floor"]) - med(r["plain"]) for r in per_round if r.get("floor") and r.get("plain")]
+            line("  minimal reader's knock - plain (the queue round trip): %.1f us (per round %s)"
+                 % (figs["connect_added_floor_us"], " ".join("%.1f" % x for x in rd)))
+            rr = [(med(r["knock"]) - med(r["plain"])) / (med(r["floor"]) - med(r["plain"]))
+                  for r in per_round if r.get("knock") and r.get("floor") and r.get("plain")
+                  and med(r["floor"]) > med(r["plain"])]
+            if "connect_added_us" in figs and figs["connect_added_floor_us"] > 0:
+                line("  knockgw / minimal reader, added time: %.2f (per round %s; goal <= 1.3)"
+                     % (figs["connect_added_us"] / figs["connect_added_floor_us"],
+                        " ".join("%.2f" % x for x in rr)))
+        b, c = rtts.get("bad_k"), rtts.get("closed_k")
+        if b and c:
+            figs["rst_timing_delta_kernel_us"] = med(b) - med(c)
+            figs["rst_closed_jitter_kernel_us"] = mad(c)
+            rd = [med(r["bad"]) - med(r["closed"]) for r in per_round_k if r.get("bad") and r.get("closed")]
+            line("  bad - closed, closed_ports = \"kernel\" (the opt-out): %.1f us (per round %s); "
+                 "closed-port MAD %.1f us" % (figs["rst_timing_delta_kernel_us"],
+                                             " ".join("%.1f" % x for x in rd), mad(c)))
         line()
+
+    # Every probe type, protected (p_) vs closed (c_), shipped defaults.
+    scans = {}
+    for fam in ("4", "6"):
+        for mode, pat in (("idle", "scan%s-*.out" % fam), ("knocking", "scanknock%s-*.out" % fam)):
+            every, rounds, fl = read_rtt(pat)
+            if every:
+                scans[(fam, mode)] = (every, rounds, fl)
+    if scans:
+        line("Probe of a protected port (p, 8001, listener) minus the same probe of a closed port (c,")
+        line("7002): answer time gaps in microseconds, shipped defaults; each gap is the median over")
+        line("rounds of that round's gap (p10 of p minus p10 of c, likewise the medians); answers")
+        line("(flags:count) and the p10/median of each side over all rounds beside")
+        line("  %-3s %-8s %-7s %8s %8s   %-28s %-24s %s" % ("v", "mode", "probe", "p10 gap", "med gap",
+                                                            "p10 p / c", "median p / c", "answers p | c"))
+        worst = 0.0
+        for (fam, mode), (every, rounds, fl) in sorted(scans.items()):
+            for t in PROBE_TYPES:
+                pk, ck = "p_" + t, "c_" + t
+                if not every.get(pk) or not every.get(ck):
+                    continue
+                g10 = [pct(r[pk], .1) - pct(r[ck], .1) for r in rounds if r.get(pk) and r.get(ck)]
+                g50 = [med(r[pk]) - med(r[ck]) for r in rounds if r.get(pk) and r.get(ck)]
+                gap10, gap50 = med(g10), med(g50)
+                worst = max(worst, abs(gap10), abs(gap50))
+                if mode == "idle":
+                    figs["rst_gap_p10_us_%s_v%s" % (t, fam)] = gap10
+                line("  %-3s %-8s %-7s %8.2f %8.2f   %6.1f / %6.1f (r: %s)  %6.1f / %6.1f   %s | %s" % (
+                    fam, mode, t, gap10, gap50, pct(every[pk], .1), pct(every[ck], .1),
+                    " ".join("%.1f" % x for x in g10), med(every[pk]), med(every[ck]),
+                    ",".join("%s:%d" % x for x in sorted(fl[pk].items())),
+                    ",".join("%s:%d" % x for x in sorted(fl[ck].items()))))
+        figs["rst_timing_delta_us"] = worst
+        line("  rst_timing_delta_us: the largest of these gaps, %.2f us" % worst)
+        line()
+
+    cf = os.path.join(d, "connect.out")
+    if os.path.exists(cf):
+        cs = {}
+        fails = {}
+        for l in open(cf):
+            a = l.split()
+            if len(a) == 3:
+                if a[1] == "ok":
+                    cs.setdefault(a[0], []).append(int(a[2]) / 1000.0)
+                else:
+                    fails[a[0]] = fails.get(a[0], 0) + 1
+        if cs.get("knocked") and cs.get("plain"):
+            line("  connect() as an application sees it: knocked through both roles (client kernel path)"
+                 " median %.1f us, p90 %.1f;" % (med(cs["knocked"]), pct(cs["knocked"], .9)))
+            line("    plain median %.1f us, p90 %.1f; added %.1f us (failures: %s)"
+                 % (med(cs["plain"]), pct(cs["plain"], .9), med(cs["knocked"]) - med(cs["plain"]),
+                    fails or "none"))
+    line()
+
 
     # --- throughput ---
     if "tput.round" in rows:
@@ -357,19 +417,23 @@ def main():
              % (ls[0], le[0]))
         line()
 
-    order = ["syn_rate_ratio", "flood_success_pct", "connect_added_us", "server_tput_ratio",
-             "client_tput_ratio", "client_user_tput_ratio", "rst_timing_delta_us",
-             "rst_closed_jitter_us", "rst_timing_delta_kernel_us", "rst_closed_jitter_kernel_us",
-             "syn_rate_cores", "gw_client_tput_ratio", "gw_server_tput_ratio",
-             "client_conn_rate_ratio", "integ_flood_login_ratio"]
+    order = ["syn_rate_ratio", "flood_success_pct", "probe_flood_success_pct", "connect_added_us",
+             "connect_added_floor_us", "server_tput_ratio",
+             "client_tput_ratio", "client_user_tput_ratio", "rst_timing_delta_us"] + \
+        ["rst_gap_p10_us_%s_v%s" % (t, f) for f in ("4", "6") for t in PROBE_TYPES] + \
+        ["rst_timing_delta_kernel_us", "rst_closed_jitter_kernel_us",
+         "syn_rate_cores", "gw_client_tput_ratio", "gw_server_tput_ratio",
+         "client_conn_rate_ratio", "integ_flood_login_ratio"]
     line("%-28s %10s   %s" % ("figure", "value", "goal"))
     for k in order:
         if k in figs:
             goal = GOALS.get(k, "")
-            for dk, jk in (("rst_timing_delta_us", "rst_closed_jitter_us"),
-                           ("rst_timing_delta_kernel_us", "rst_closed_jitter_kernel_us")):
-                if k == dk and jk in figs:
-                    goal = "|x| < %.1f (closed-port MAD)" % figs[jk]
+            if k.startswith("rst_gap_p10_us_"):
+                goal = "|x| <= 2"
+            if k == "rst_timing_delta_kernel_us":
+                goal = "(closed_ports = \"kernel\", the opt-out: no goal)"
+            if k == "connect_added_floor_us":
+                goal = "(the queue round trip: the minimal reader)"
             line("%-28s %10.3f   %s" % (k, figs[k], goal))
     line()
     for k in order:

@@ -5,18 +5,25 @@
 #
 #   client ns kgwb-<pid>-1                   server ns kgwb-<pid>-2
 #   vc 192.0.2.1/24 -------- veth ---------- vs 192.0.2.2/24
+#      2001:db8::1/64                           2001:db8::2/64
 #   203.0.113.0/24 local (spoofed flood      route 203.0.113.0/24 via vc
-#   sources get their answers delivered)     listeners :8001 :8002, nothing
-#   synflood, synprobe, client-role knockgw  on :7001-7005 (closed), knockgw
+#   sources get their answers delivered)     listeners :8001 :8002 :8003,
+#   synflood, synprobe, client-role knockgw  nothing on :7001-7005 (closed),
+#                                            knockgw
 #   The tput phase adds four more such pairs (kgwb-<pid>-3 .. -10), one per
 #   configuration, with iperf3 servers on :5201 and :5202.
 #
 # Phases (BENCH_PHASES, default all): synrate flood latency tput gw connrate integ.
 #   synrate  drain rate of a backlog queued while the reader was stopped:
 #            knockgw (count 1 and 2), nfq_min, and their drop variants
-#   flood    200 knocks while the daemon is flooded at its saturation rate
-#   latency  raw SYN -> answer times (knocked vs unprotected, bad knock vs
-#            closed port), and connect() through both roles
+#   flood    200 knocks while the daemon is flooded at its saturation rate,
+#            and while closed ports are flooded past its capacity
+#   latency  raw SYN -> answer times (knocked vs unprotected, and the same
+#            through the minimal reader: connect_added_floor_us), every
+#            scan probe type to a protected vs a closed port, IPv4 and
+#            IPv6, idle and while a client knocks, with the shipped
+#            defaults (rst_timing_delta_us); and connect() through both
+#            roles
 #   tput     iperf3 with and without the roles
 #   gw       iperf3 through a router: gateway client role (from), gateway
 #            server role (forward), each against the same route without
@@ -26,13 +33,15 @@
 #   integ    ssh logins through knock-connect (integrity mode) during a key
 #            holder's flood of integrity flows that never complete, against
 #            quiet ones (bench/integ.sh)
-# Knobs: BUILD (default build), BENCH_REPS (7), BENCH_FLOOD_REPS (3),
+# Knobs: BUILD (default build), BENCH_REPS (7), BENCH_PROBES (40: probes of
+# each type and port per latency round), BENCH_FLOOD_REPS (3),
 # BENCH_TPUT_REPS (8, also gw's rounds), BENCH_TPUT_SECONDS (3),
 # BENCH_CONN_REPS (as BENCH_TPUT_REPS), BENCH_CONN_COUNT (30000),
-# BENCH_CONN_INFLIGHT (64), BENCH_CONN_SECONDS (3), BENCH_PERF=1 (extra,
-# unmeasured drains of knockgw, an iperf3 run of the user path and a
-# connrate run of the client role under `perf record`; the profiles are
-# left in $BUILD/bench/perf-*.txt).
+# BENCH_CONN_INFLIGHT (64), BENCH_CONN_SECONDS (3), BENCH_KEEP=DIR (the raw
+# measurements and logs are copied there at the end), BENCH_PERF=1 (extra,
+# unmeasured drains of knockgw, knocks and refused knocks one at a time, an
+# iperf3 run of the user path and a connrate run of the client role under
+# `perf record`; the profiles are left in $BUILD/bench/perf-*.txt).
 # The figures end the output as "BENCH <name> <value>" lines; bench/README.md
 # describes how each is measured.
 #
@@ -47,6 +56,7 @@ KNOCKGW=$BUILD/knockgw
 KC=$BUILD/knock-connect
 BB=$BUILD/bench
 REPS=${BENCH_REPS:-7}
+NPROBES=${BENCH_PROBES:-40}
 FLOOD_REPS=${BENCH_FLOOD_REPS:-3}
 TPUT_REPS=${BENCH_TPUT_REPS:-8}
 TPUT_SECONDS=${BENCH_TPUT_SECONDS:-3}
@@ -55,6 +65,8 @@ PERF=${BENCH_PERF:-0}
 
 C4=192.0.2.1
 S4=192.0.2.2
+C6=2001:db8::1
+S6=2001:db8::2
 SPOOF=203.0.113.1	# flood sources: SPOOF .. +253
 NSPOOF=253
 FLOOD_N=100000		# SYNs per drain measurement (fills every queue's socket)
@@ -104,6 +116,7 @@ cleanup() {
 	set +e
 	# shellcheck disable=SC2086
 	stop_pids $PIDS
+	[ -z "${BENCH_KEEP:-}" ] || cp -r "$TMP" "$BENCH_KEEP"
 	del_namespaces "$PFX"
 	rm -rf "$TMP"
 }
@@ -190,7 +203,9 @@ queue_field() {
 
 queue_bound() { [ -n "$(queue_field "$1" 1)" ]; }
 
-# server_conf FILE TABLE QNUM QCOUNT MAXLEN ON_FAIL PORT...
+# server_conf FILE TABLE QNUM QCOUNT MAXLEN ON_FAIL PORT...: a server
+# configuration (the shipped defaults but for these), plus the lines in
+# $SC_EXTRA.  knockgw uses 3 x QCOUNT queues from QNUM (SYNs, probes, data).
 server_conf() {
 	f=$1 table=$2 qnum=$3 qcount=$4 maxlen=$5 onfail=$6
 	shift 6
@@ -205,6 +220,7 @@ server_conf() {
 	control_socket = "$f.sock";
 	keys = ( { name = "k"; file = "$TMP/k.key"; } );
 	protect = ( $ents );
+	${SC_EXTRA:-}
 	EOC
 }
 
@@ -227,9 +243,10 @@ client_conf() {
 	EOC
 }
 
-# knock_isn PORT TSVAL: the native knock ISN for S4:PORT (knock-connect isn).
+# knock_isn PORT TSVAL [DST]: the native knock ISN for DST (S4):PORT
+# (knock-connect isn).
 knock_isn() {
-	"$KC" isn --mode native --key-file "$TMP/k.key" --dst $S4 --port "$1" --tsval "$2"
+	"$KC" isn --mode native --key-file "$TMP/k.key" --dst "${3:-$S4}" --port "$1" --tsval "$2"
 }
 
 rand32() { od -An -N4 -tu4 /dev/urandom | tr -d ' '; }
@@ -268,6 +285,8 @@ make_pair() {
 	ip link add vc netns "$1" type veth peer name vs netns "$2"
 	ip -n "$1" addr add $C4/24 dev vc
 	ip -n "$2" addr add $S4/24 dev vs
+	ip -n "$1" addr add $C6/64 dev vc nodad
+	ip -n "$2" addr add $S6/64 dev vs nodad
 	for ns in "$1" "$2"; do
 		ip -n "$ns" link set lo up
 	done
@@ -285,21 +304,23 @@ chmod 600 "$TMP/k.key"
 : >"$RES"
 res "meta.load_start $(cut -d' ' -f1 /proc/loadavg)"
 
-# Listeners: 8001 (protected) and 8002 (never protected) for the latency
+# Listeners, IPv4 and IPv6: 8001 (protected), 8002 (never protected) and
+# 8003 (protected, the minimal reader decides its SYNs) for the latency
 # probes.
 ip netns exec "$NS_S" timeout 1800 python3 -c '
 import socket, sys, time
 ss = []
-for p in (8001, 8002):
-    s = socket.socket()
+for p in (8001, 8002, 8003):
+    s = socket.socket(socket.AF_INET6)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("0.0.0.0", p))
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    s.bind(("::", p))
     s.listen(4096)
     ss.append(s)
 time.sleep(1800)
 ' &
 PIDS="$PIDS $!"
-wait_until 10 in_s sh -c "ss -ltn | grep -q ':8002 '" || die "listeners did not start"
+wait_until 10 in_s sh -c "ss -ltn | grep -q ':8003 '" || die "listeners did not start"
 
 phase() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -329,11 +350,16 @@ drain() {
 
 if phase synrate; then
 	echo "== synrate: drain rate of a stopped reader's backlog ($REPS rounds)"
+	# Several daemons share the namespace here: closed ports are left to
+	# the kernel (each table would queue them), SYN decisions are the
+	# subject.  Each uses 3 x count queues from its num.
+	SC_EXTRA='closed_ports = "kernel";'
 	server_conf "$TMP/d1.conf" kgwb_d1 0 1 $BIGQ reset 7001
-	server_conf "$TMP/d2.conf" kgwb_d2 2 2 $BIGQ reset 7003
-	server_conf "$TMP/d3.conf" kgwb_d3 4 1 $BIGQ drop 7004
-	server_conf "$TMP/r1.conf" kgwb_r1 1 1 $BIGQ reset 7002
-	server_conf "$TMP/r3.conf" kgwb_r3 5 1 $BIGQ drop 7005
+	server_conf "$TMP/d2.conf" kgwb_d2 10 2 $BIGQ reset 7003
+	server_conf "$TMP/d3.conf" kgwb_d3 20 1 $BIGQ drop 7004
+	server_conf "$TMP/r1.conf" kgwb_r1 30 1 $BIGQ reset 7002
+	server_conf "$TMP/r3.conf" kgwb_r3 40 1 $BIGQ drop 7005
+	SC_EXTRA=
 	start_kgw d1 "$NS_S" "$TMP/d1.conf"
 	start_kgw d2 "$NS_S" "$TMP/d2.conf"
 	start_kgw d3 "$NS_S" "$TMP/d3.conf"
@@ -341,35 +367,35 @@ if phase synrate; then
 	res "meta.copy_range $RANGE"
 	# The references get the daemon's own ruleset: a knockgw installs its
 	# table and is killed (-9 leaves the table), nfq_min binds its queue.
-	for r in r1:1:7002 r3:5:7005; do
+	for r in r1:30:7002 r3:40:7005; do
 		name=${r%%:*} q=$(echo "$r" | cut -d: -f2)
 		start_kgw "${name}kgw" "$NS_S" "$TMP/$name.conf"
 		eval "stop_pid \$PID_${name}kgw 9"
 		wait_until 5 sh -c "! ip netns exec $NS_S grep -q '^ *$q ' /proc/net/netfilter/nfnetlink_queue" ||
 			die "queue $q still bound"
 	done
-	start_nfqmin r1 1 "$RANGE"
-	start_nfqmin r3 5 "$RANGE" -d
+	start_nfqmin r1 30 "$RANGE"
+	start_nfqmin r3 40 "$RANGE" -d
 	for round in $(seq "$REPS"); do
 		echo " round $round"
 		# Every other round in reverse order, so that neither side of a
 		# ratio always runs first.
 		if [ $((round % 2)) = 1 ]; then
 			drain daemon d1 "$PID_d1" 0 1 7001
-			drain nfqmin r1 "$PID_r1" 1 1 7002
-			drain daemon_2q d2 "$PID_d2" 2 2 7003
-			drain daemon_drop d3 "$PID_d3" 4 1 7004
-			drain nfqmin_drop r3 "$PID_r3" 5 1 7005
+			drain nfqmin r1 "$PID_r1" 30 1 7002
+			drain daemon_2q d2 "$PID_d2" 10 2 7003
+			drain daemon_drop d3 "$PID_d3" 20 1 7004
+			drain nfqmin_drop r3 "$PID_r3" 40 1 7005
 		else
-			drain nfqmin_drop r3 "$PID_r3" 5 1 7005
-			drain daemon_drop d3 "$PID_d3" 4 1 7004
-			drain daemon_2q d2 "$PID_d2" 2 2 7003
-			drain nfqmin r1 "$PID_r1" 1 1 7002
+			drain nfqmin_drop r3 "$PID_r3" 40 1 7005
+			drain daemon_drop d3 "$PID_d3" 20 1 7004
+			drain daemon_2q d2 "$PID_d2" 10 2 7003
+			drain nfqmin r1 "$PID_r1" 30 1 7002
 			drain daemon d1 "$PID_d1" 0 1 7001
 		fi
 	done
 	if [ "$PERF" = 1 ]; then
-		for t in d1:0:7001 d3:4:7004; do
+		for t in d1:0:7001 d3:20:7004; do
 			n=${t%%:*} q=$(echo "$t" | cut -d: -f2) port=${t##*:}
 			eval "pid=\$PID_$n"
 			perf_start "drain_$n" "$pid"
@@ -386,13 +412,65 @@ if phase synrate; then
 	in_s nft delete table inet kgwb_r3 2>/dev/null || true
 fi
 
-# The server daemon for the other phases: default queue settings.
-server_conf "$TMP/s.conf" kgwb_s 10 1 4096 reset 5201 7001 8001
-{ cat "$TMP/s.conf"; echo 'closed_ports = "daemon";'; } >"$TMP/sd.conf"
-sed -i "s|$TMP/s.conf.sock|$TMP/sd.conf.sock|" "$TMP/sd.conf"
+# The server daemon for the other phases: the shipped defaults (closed
+# ports answered through the daemon too), queues 50 (SYNs), 51 (probes), 52
+# (data).  sk.conf: the same with closed_ports = "kernel" (the opt-out).
+# fl.conf: the minimal reader's table (SYNs to 8003 queued to 60), with
+# mark bits of its own so the two tables' codes never meet; installed by a
+# knockgw that is then killed (-9 leaves the table), closed ports the
+# kernel's (one table queueing them is enough).
+QS=50
+QF=60
+FL_MASK=0x00070000
+FL_ACCEPTED=0x00050000	# code 5 (ACCEPTED, marks.h) at the mask's lowest bit
+server_conf "$TMP/s.conf" kgwb_s $QS 1 4096 reset 5201 7001 8001
+SC_EXTRA='closed_ports = "kernel";'
+server_conf "$TMP/sk.conf" kgwb_s $QS 1 4096 reset 5201 7001 8001
+sed -i "s|$TMP/s.conf.sock|$TMP/sk.conf.sock|" "$TMP/sk.conf"
+SC_EXTRA="closed_ports = \"kernel\"; rules = { table = \"kgwb_f\"; mark_mask = $FL_MASK; };"
+server_conf "$TMP/fl.conf" kgwb_f $QF 1 4096 reset 8003
+sed -i '/^rules = { table = "kgwb_f"; };$/d' "$TMP/fl.conf"
+SC_EXTRA=
 client_conf "$TMP/ck.conf" kernel 8001
 
+# knock_list FILE N BASE PORT [DST]: N valid knocks to DST:PORT, TSvals from
+# BASE on.
+knock_list() {
+	: >"$1"
+	for i in $(seq "$2"); do
+		ts=$(($3 + i * 7919))
+		echo "knock $4 0x$(knock_isn "$4" $ts "${5:-$S4}") $ts" >>"$1"
+	done
+}
+
 # --- flood -----------------------------------------------------------------
+# flood_round TAG ROUND PORT RATE: 200 knocks (synprobe batch) while the
+# flood generator sends invalid SYNs to PORT at RATE (0: as fast as it
+# goes), drainmon watching queue set QWATCH; one result line.
+flood_round() {
+	knock_list "$TMP/knocks" 200 $(($2 * 1000000)) 8001
+	if [ "$4" = 0 ]; then pace=""; count=2000000; else pace="--rate $4"; count=$(($4 * 8)); fi
+	# shellcheck disable=SC2086
+	in_c "$BB/synflood" --dst $S4 --dport "$3" --src $SPOOF --nsrc $NSPOOF $pace \
+		--count $count --seconds 7 --seed "$(rand32)" >"$TMP/paced.out" &
+	gen=$!
+	sleep 0.5
+	in_s "$BB/drainmon" -w 5 -q "$QWATCH" >"$TMP/watch.out" &
+	mon=$!
+	in_c "$BB/synprobe" batch --src $C4 --dst $S4 --list "$TMP/knocks" --sport-base 20000 \
+		--gap-us 10000 --retry-ms 1000 --timeout-ms 3000 >"$TMP/batch-$1-$2.out"
+	wait $mon || true
+	wait $gen || true
+	sum=$(tail -1 "$TMP/batch-$1-$2.out")
+	ok=$(echo "$sum" | get synack)
+	first=$(echo "$sum" | get synack_first_try)
+	res "$1.round ok=$ok first=$first probes=$(echo "$sum" | get probes)" \
+		"rate=$(get rate <"$TMP/watch.out") queue_dropped=$(get queue_dropped <"$TMP/watch.out")" \
+		"gen=$(get rate <"$TMP/paced.out")"
+	echo "  round $2: $ok/200 SYN-ACK ($first at the first SYN); flood $(get rate <"$TMP/paced.out")/s," \
+		"daemon decided $(get rate <"$TMP/watch.out")/s, queue-full drops $(get queue_dropped <"$TMP/watch.out")"
+}
+
 if phase flood; then
 	echo "== flood: 200 knocks while the server is flooded at its saturation rate ($FLOOD_REPS rounds)"
 	start_kgw s "$NS_S" "$TMP/s.conf"
@@ -401,47 +479,72 @@ if phase flood; then
 		--seconds 4 >"$TMP/calib.out" &
 	gen=$!
 	sleep 1
-	w=$(in_s "$BB/drainmon" -w 2 -q 10)
+	w=$(in_s "$BB/drainmon" -w 2 -q $QS)
 	wait $gen || true
 	SAT=$(echo "$w" | get rate)
 	[ "${SAT:-0}" -gt 1000 ] || die "no saturation rate measured ($w)"
 	res "flood.saturation rate=$SAT queue_dropped=$(echo "$w" | get queue_dropped) gen=$(get rate <"$TMP/calib.out")"
 	echo "  saturation: the daemon decided $SAT SYN/s under an unpaced flood of $(get rate <"$TMP/calib.out")/s" \
 		"(queue full drops: $(echo "$w" | get queue_dropped) in 2 s)"
+	QWATCH=$QS
 	for round in $(seq "$FLOOD_REPS"); do
-		: >"$TMP/knocks"
-		for i in $(seq 200); do
-			ts=$((round * 1000000 + i * 7919))
-			echo "knock 8001 0x$(knock_isn 8001 $ts) $ts" >>"$TMP/knocks"
-		done
-		in_c "$BB/synflood" --dst $S4 --dport 8001 --src $SPOOF --nsrc $NSPOOF --rate "$SAT" \
-			--count $((SAT * 8)) --seconds 7 --seed "$(rand32)" >"$TMP/paced.out" &
-		gen=$!
-		sleep 0.5
-		in_s "$BB/drainmon" -w 5 -q 10 >"$TMP/watch.out" &
-		mon=$!
-		in_c "$BB/synprobe" batch --src $C4 --dst $S4 --list "$TMP/knocks" --sport-base 20000 \
-			--gap-us 10000 --retry-ms 1000 --timeout-ms 3000 >"$TMP/batch-$round.out"
-		wait $mon || true
-		wait $gen || true
-		sum=$(tail -1 "$TMP/batch-$round.out")
-		ok=$(echo "$sum" | get synack)
-		first=$(echo "$sum" | get synack_first_try)
-		res "flood.round ok=$ok first=$first probes=$(echo "$sum" | get probes)" \
-			"rate=$(get rate <"$TMP/watch.out") queue_dropped=$(get queue_dropped <"$TMP/watch.out")" \
-			"gen=$(get rate <"$TMP/paced.out")"
-		echo "  round $round: $ok/200 SYN-ACK ($first at the first SYN); flood $(get rate <"$TMP/paced.out")/s," \
-			"daemon decided $(get rate <"$TMP/watch.out")/s, queue-full drops $(get queue_dropped <"$TMP/watch.out")"
+		flood_round flood "$round" 8001 "$SAT"
+	done
+	# Closed ports flooded past the daemon's capacity (unpaced, 253
+	# spoofed sources): their probes have a queue of their own, so the
+	# knocks' queue stays free; what does not fit in the probe queue is
+	# dropped by the kernel (those probes get no answer).
+	echo "== flood: 200 knocks while closed port 7003 is flooded as fast as the generator goes ($FLOOD_REPS rounds)"
+	QWATCH=$((QS + 1))
+	for round in $(seq "$FLOOD_REPS"); do
+		flood_round pflood "$round" 7003 0
 	done
 	stop_pid "$PID_s"
 fi
 
 # --- latency ---------------------------------------------------------------
+# The scan probe types, as "name:flags" (synprobe's letters): nmap -sS, -sA,
+# -sW (an ACK too), -sF, -sN, -sX, -sM.
+PROBE_TYPES="syn:S ack:A window:A fin:F null:- xmas:FPU maimon:FA"
+
+# probe_rounds OUT FAM [knocking]: REPS rounds; each sends NPROBES probes of
+# every type to the protected port 8001 (label p_TYPE) and to the closed
+# port 7002 (c_TYPE), each pair back to back, which one first alternating;
+# answer times into $TMP/OUT-ROUND.out.  With "knocking", a client knocks
+# at 8001 meanwhile (a valid knock every 2 ms, from the same address).
+probe_rounds() {
+	if [ "$2" = 4 ]; then pr_src=$C4 pr_dst=$S4; else pr_src=$C6 pr_dst=$S6; fi
+	for round in $(seq "$REPS"); do
+		: >"$TMP/probes"
+		for i in $(seq "$NPROBES"); do
+			for t in $PROBE_TYPES; do
+				p="p_${t%%:*} 8001 $(rand32) $i ${t#*:}"
+				c="c_${t%%:*} 7002 $(rand32) $i ${t#*:}"
+				if [ $((i % 2)) = 0 ]; then echo "$p"; echo "$c"; else echo "$c"; echo "$p"; fi
+			done
+		done >>"$TMP/probes"
+		kn=""
+		if [ "${3:-}" = knocking ]; then
+			knock_list "$TMP/bgknocks" 300 $((round * 1000000 + 500000)) 8001 "$pr_dst"
+			in_c "$BB/synprobe" batch --src "$pr_src" --dst "$pr_dst" --list "$TMP/bgknocks" \
+				--sport-base 50000 --gap-us 2000 --retry-ms 0 --timeout-ms 1000 \
+				>"$TMP/bgknocks-$1-$round.out" &
+			kn=$!
+		fi
+		in_c "$BB/synprobe" rtt --src "$pr_src" --dst "$pr_dst" --list "$TMP/probes" \
+			--sport-base 30000 --gap-us 300 --timeout-ms 1000 >"$TMP/$1-$round.out"
+		[ -z "$kn" ] || wait "$kn" || true
+	done
+}
+
 if phase latency; then
-	echo "== latency: SYN -> answer on the wire, $REPS rounds of 4 x 100 probes, $REPS rounds of 2 x 100"
-	echo "   with closed_ports = \"daemon\", then 2 x 300 connect()s"
+	echo "== latency: SYN -> answer on the wire, $REPS rounds each: knock / unprotected / minimal"
+	echo "   reader's knock / bad knock / closed port (4 x 100); every probe type to a protected and"
+	echo "   a closed port ($NPROBES each), IPv4 and IPv6, idle and while a client knocks, shipped"
+	echo "   defaults; closed_ports = \"kernel\" (SYNs); then 2 x 300 connect()s"
 	# rtt_rounds OUT KIND...: REPS rounds of 100 interleaved probes of each
-	# kind (knock, plain, bad, closed), answer times into $TMP/OUT-ROUND.out.
+	# kind (knock, plain, floor, bad, closed), answer times into
+	# $TMP/OUT-ROUND.out.
 	rtt_rounds() {
 		r_out=$1
 		shift
@@ -453,6 +556,7 @@ if phase latency; then
 					case $kind in
 					knock) echo "knock 8001 0x$(knock_isn 8001 $ts) $ts" ;;
 					plain) echo "plain 8002 $(rand32) $ts" ;;
+					floor) echo "floor 8003 $(rand32) $ts" ;;
 					bad) echo "bad 8001 $(rand32) $ts" ;;
 					closed) echo "closed 7002 $(rand32) $ts" ;;
 					esac
@@ -462,13 +566,36 @@ if phase latency; then
 				--sport-base 30000 --gap-us 300 --timeout-ms 1000 >"$TMP/$r_out-$round.out"
 		done
 	}
+	# The minimal reader, on the same rules (its own table for 8003): it
+	# accepts every SYN with the ACCEPTED code, as knockgw lets a knock
+	# through; its knock path is the queue round trip and nothing more.
+	start_kgw fl "$NS_S" "$TMP/fl.conf"
+	stop_pid "$PID_fl" 9
+	wait_until 5 sh -c "! ip netns exec $NS_S grep -q '^ *$QF ' /proc/net/netfilter/nfnetlink_queue" ||
+		die "queue $QF still bound"
 	start_kgw s "$NS_S" "$TMP/s.conf"
-	rtt_rounds rtt knock plain bad closed
-	# The same bad knock / closed port pair with closed_ports = "daemon":
-	# closed ports answered by the daemon through the refused knock's path.
+	start_nfqmin fl $QF "$(queue_field $QS 5)" "-M $FL_ACCEPTED"
+	rtt_rounds rtt knock plain floor bad closed
+	"$KNOCKGW" status -c "$TMP/s.conf" >"$TMP/status-rtt.txt" 2>&1 || true
+	stop_pid "$PID_fl"
+	in_s nft delete table inet kgwb_f
+	if [ "$PERF" = 1 ]; then
+		# The knock path and the refusal path, one probe at a time.
+		perf_start knock "$PID_s"
+		reps=$REPS
+		REPS=2
+		rtt_rounds perf knock bad
+		REPS=$reps
+		perf_stop knock
+	fi
+	for fam in 4 6; do
+		probe_rounds "scan$fam" $fam
+		probe_rounds "scanknock$fam" $fam knocking
+	done
+	# The opt-out, closed_ports = "kernel": the queue round trip shows.
 	stop_pid "$PID_s"
-	start_kgw s "$NS_S" "$TMP/sd.conf"
-	rtt_rounds rttd bad closed
+	start_kgw s "$NS_S" "$TMP/sk.conf"
+	rtt_rounds rttk bad closed
 	stop_pid "$PID_s"
 	start_kgw s "$NS_S" "$TMP/s.conf"
 	# connect() as an application sees it: knocked through both roles vs plain.
@@ -525,7 +652,7 @@ if phase tput; then
 	done
 	client_conf "$TMP/tk.conf" kernel 5201 5202
 	client_conf "$TMP/ts_c.conf" kernel 5201 5202
-	server_conf "$TMP/ts_s.conf" kgwb_s 10 1 4096 reset 5201
+	server_conf "$TMP/ts_s.conf" kgwb_s $QS 1 4096 reset 5201
 	client_conf "$TMP/tu.conf" user 5201 5202
 	start_kgw tk "$TP_C_K" "$TMP/tk.conf"
 	start_kgw tsc "$TP_C_S" "$TMP/ts_c.conf"

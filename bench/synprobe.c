@@ -1,5 +1,6 @@
 /*
- * synprobe.c - raw-socket SYN prober for the benchmark (IPv4).
+ * synprobe.c - raw-socket SYN (and scan probe) prober for the benchmark,
+ * IPv4 and IPv6.
  *
  *   synprobe rtt   --src A --dst B --list FILE [--sport-base N] [--gap-us N]
  *                  [--timeout-ms N]
@@ -7,12 +8,16 @@
  *                  [--retry-ms N] [--timeout-ms N]
  *   synprobe connect --src A --dst B --list FILE [--gap-us N] [--timeout-ms N]
  *
- * FILE has one probe per line: "LABEL DPORT ISN TSVAL" (numbers decimal or
- * 0x-hex); probe i uses source port sport-base + i (default 40000).  Each
- * SYN looks like Linux's (MSS, SACK_PERM, TS, NOP, WS).  Answers are read
- * on a raw TCP socket bound to A with kernel receive timestamps
- * (SO_TIMESTAMPNS), so the time is the answer's arrival in this namespace,
- * not when this program got to run.
+ * FILE has one probe per line: "LABEL DPORT ISN TSVAL [FLAGS]" (numbers
+ * decimal or 0x-hex; FLAGS the TCP flags as letters of FSRPAU, "-" for
+ * none, default S); probe i uses source port sport-base + i (default
+ * 40000).  A and B are both IPv4 or both IPv6.  Each SYN looks like Linux's
+ * (MSS, SACK_PERM, TS, NOP, WS); any other probe is a bare header as nmap
+ * sends it, ISN as its sequence number and ACK flag or not, an
+ * acknowledgement number of ISN ^ 0x5a5a5a5a.  Answers are read on a raw
+ * TCP socket bound to A with kernel receive timestamps (SO_TIMESTAMPNS), so
+ * the time is the answer's arrival in this namespace, not when this program
+ * got to run.
  *
  * rtt:   one probe at a time, in file order, gap-us (default 200) apart;
  *        prints "LABEL FLAGS RTT_NS" per probe (FLAGS SA, R, RA, ... or "-"
@@ -46,12 +51,13 @@
 
 #include "../tests/unit/pktbuild.h"
 
-enum { PKT_LEN = 60, MAX_PROBES = 100000, LABEL_LEN = 24 };
+enum { PKT_MAX = 80, MAX_PROBES = 100000, LABEL_LEN = 24, TCP_SYN = 0x02 };
 
 struct probe {
 	char label[LABEL_LEN];
 	uint16_t dport, sport;
 	uint32_t isn, tsval;
+	uint8_t out_flags;		/* the probe's TCP flags */
 	int64_t first_sent, last_sent;	/* CLOCK_REALTIME ns */
 	int64_t rtt;			/* from the latest SYN, -1 none */
 	int tries;
@@ -67,17 +73,36 @@ static int64_t realtime_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* The probe's SYN as Linux sends it, from src to dst (host order). */
-static void build(uint8_t *p, uint32_t src, uint32_t dst, const struct probe *pr, uint16_t ipid)
+/* The probe from src to dst (family's addresses): a SYN as Linux sends it, or a scan probe. */
+static size_t build(uint8_t *p, int family, const uint8_t *src, const uint8_t *dst,
+		    const struct probe *pr, uint16_t ipid)
 {
-	uint8_t s[4], d[4], opt[20];
+	uint8_t opt[20];
+	int syn = pr->out_flags == TCP_SYN;
 
-	pb_put32(s, src);
-	pb_put32(d, dst);
-	pb_build(p, &(struct pb_spec){
-		.family = AF_INET, .src = s, .dst = d, .ip_id = ipid, .sport = pr->sport,
-		.dport = pr->dport, .seq = pr->isn, .flags = 0x02, .window = 64240, .opt = opt,
-		.opt_len = pb_opt_linux_syn(opt, pr->tsval) }, NULL);
+	return pb_build(p, &(struct pb_spec){
+		.family = family, .src = src, .dst = dst, .ip_id = ipid, .sport = pr->sport,
+		.dport = pr->dport, .seq = pr->isn, .ack = syn ? 0 : pr->isn ^ 0x5a5a5a5au,
+		.flags = pr->out_flags, .window = syn ? 64240 : 1024, .opt = opt,
+		.opt_len = syn ? pb_opt_linux_syn(opt, pr->tsval) : 0 }, NULL);
+}
+
+/* "S", "FPU", "-": TCP flag bits; -1 for a letter that is none. */
+static int parse_flags(const char *s)
+{
+	static const char names[] = "FSRPAU";
+	int f = 0;
+
+	if (strcmp(s, "-") == 0)
+		return 0;
+	for (; *s; s++) {
+		const char *c = strchr(names, *s);
+
+		if (!c)
+			return -1;
+		f |= 1 << (c - names);
+	}
+	return f;
 }
 
 static const char *flagstr(uint8_t f, char out[9])
@@ -96,7 +121,8 @@ static const char *flagstr(uint8_t f, char out[9])
 
 struct ctx {
 	int tx, rx;
-	uint32_t src, dst;
+	int family;
+	uint8_t src[16], dst[16];
 	struct probe *p;
 	size_t n;
 	uint16_t sport_base;
@@ -105,15 +131,23 @@ struct ctx {
 
 static int send_probe(struct ctx *c, struct probe *pr)
 {
-	uint8_t pkt[PKT_LEN];
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr = { htonl(c->dst) } };
+	uint8_t pkt[PKT_MAX];
+	struct sockaddr_in to4 = { .sin_family = AF_INET };
+	struct sockaddr_in6 to6 = { .sin6_family = AF_INET6 };
+	size_t len = build(pkt, c->family, c->src, c->dst, pr, c->ipid++);
+	int r;
 
-	build(pkt, c->src, c->dst, pr, c->ipid++);
+	memcpy(&to4.sin_addr, c->dst, 4);
+	memcpy(&to6.sin6_addr, c->dst, 16);
 	pr->last_sent = realtime_ns();
 	if (!pr->tries)
 		pr->first_sent = pr->last_sent;
 	pr->tries++;
-	if (sendto(c->tx, pkt, PKT_LEN, 0, (struct sockaddr *)&to, sizeof(to)) < 0) {
+	if (c->family == AF_INET)
+		r = (int)sendto(c->tx, pkt, len, 0, (struct sockaddr *)&to4, sizeof(to4));
+	else
+		r = (int)sendto(c->tx, pkt, len, 0, (struct sockaddr *)&to6, sizeof(to6));
+	if (r < 0) {
 		perror("synprobe: sendto");
 		return -1;
 	}
@@ -152,11 +186,17 @@ static int receive(struct ctx *c, int wait_ms)
 		}
 		if (when < 0)
 			when = realtime_ns();
-		if (len < 40 || (buf[0] >> 4) != 4)
+		/* An IPv4 raw socket reads the IP header too; an IPv6 one does not. */
+		size_t ihl = 0;
+		if (c->family == AF_INET) {
+			if (len < 40 || (buf[0] >> 4) != 4)
+				continue;
+			ihl = (size_t)(buf[0] & 15) * 4;
+			if ((size_t)len < ihl + 20 || buf[9] != 6)
+				continue;
+		} else if (len < 20) {
 			continue;
-		size_t ihl = (size_t)(buf[0] & 15) * 4;
-		if ((size_t)len < ihl + 20 || buf[9] != 6)
-			continue;
+		}
 		const uint8_t *t = buf + ihl;
 		uint16_t sport = (uint16_t)(t[0] << 8 | t[1]), dport = (uint16_t)(t[2] << 8 | t[3]);
 		uint16_t idx = (uint16_t)(dport - c->sport_base);
@@ -184,13 +224,15 @@ static size_t load(const char *path, struct probe *p, uint16_t sport_base)
 		exit(1);
 	}
 	while (n < MAX_PROBES && n + sport_base < 65536 && fgets(line, sizeof(line), f)) {
-		char label[LABEL_LEN];
+		char label[LABEL_LEN], flags[8] = "S";
 		unsigned long dport, isn, tsval;
+		int fl;
 
-		if (sscanf(line, "%23s %li %li %li", label, (long *)&dport, (long *)&isn,
-			   (long *)&tsval) != 4)
+		if (sscanf(line, "%23s %li %li %li %7s", label, (long *)&dport, (long *)&isn,
+			   (long *)&tsval, flags) < 4 || (fl = parse_flags(flags)) < 0)
 			continue;
 		memset(&p[n], 0, sizeof(p[n]));
+		p[n].out_flags = (uint8_t)fl;
 		snprintf(p[n].label, sizeof(p[n].label), "%s", label);
 		p[n].dport = (uint16_t)dport;
 		p[n].isn = (uint32_t)isn;
@@ -217,22 +259,30 @@ static int run_connect(const struct ctx *c, long gap_us, long timeout_ms)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		const struct probe *pr = &c->p[i];
-		struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr = { htonl(c->src) } };
-		struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr = { htonl(c->dst) },
-					  .sin_port = htons(pr->dport) };
+		struct sockaddr_in me4 = { .sin_family = AF_INET };
+		struct sockaddr_in to4 = { .sin_family = AF_INET, .sin_port = htons(pr->dport) };
+		struct sockaddr_in6 me6 = { .sin6_family = AF_INET6 };
+		struct sockaddr_in6 to6 = { .sin6_family = AF_INET6, .sin6_port = htons(pr->dport) };
+		int v4 = c->family == AF_INET;
 		struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
 		struct linger lg = { 1, 0 };
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int fd = socket(c->family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		int64_t t0, t1;
 		int r;
 
-		if (fd < 0 || bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0) {
+		memcpy(&me4.sin_addr, c->src, 4);
+		memcpy(&to4.sin_addr, c->dst, 4);
+		memcpy(&me6.sin6_addr, c->src, 16);
+		memcpy(&to6.sin6_addr, c->dst, 16);
+		if (fd < 0 || bind(fd, v4 ? (struct sockaddr *)&me4 : (struct sockaddr *)&me6,
+				   v4 ? sizeof(me4) : sizeof(me6)) < 0) {
 			perror("synprobe: socket");
 			return 1;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		t0 = mono_ns();
-		r = connect(fd, (struct sockaddr *)&to, sizeof(to));
+		r = connect(fd, v4 ? (struct sockaddr *)&to4 : (struct sockaddr *)&to6,
+			    v4 ? sizeof(to4) : sizeof(to6));
 		t1 = mono_ns();
 		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		close(fd);
@@ -258,7 +308,7 @@ int main(int argc, char **argv)
 		{ "gap-us", required_argument, NULL, 'g' }, { "retry-ms", required_argument, NULL, 'r' },
 		{ "timeout-ms", required_argument, NULL, 't' }, { NULL, 0, NULL, 0 }
 	};
-	struct in_addr src = { 0 }, dst = { 0 };
+	const char *src = NULL, *dst = NULL;
 	const char *list = NULL;
 	long gap_us = -1, retry_ms = 1000, timeout_ms = -1;
 	unsigned long sport_base = 40000;
@@ -276,8 +326,8 @@ int main(int argc, char **argv)
 	optind = 2;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
-		case 's': if (inet_pton(AF_INET, optarg, &src) != 1) return 2; break;
-		case 'd': if (inet_pton(AF_INET, optarg, &dst) != 1) return 2; break;
+		case 's': src = optarg; break;
+		case 'd': dst = optarg; break;
 		case 'l': list = optarg; break;
 		case 'b': sport_base = strtoul(optarg, NULL, 0); break;
 		case 'g': gap_us = strtol(optarg, NULL, 0); break;
@@ -286,8 +336,13 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	if (!src.s_addr || !dst.s_addr || !list || sport_base == 0 || sport_base > 65000) {
+	if (!src || !dst || !list || sport_base == 0 || sport_base > 65000) {
 		fprintf(stderr, "synprobe: --src, --dst and --list are required\n");
+		return 2;
+	}
+	c.family = strchr(src, ':') ? AF_INET6 : AF_INET;
+	if (inet_pton(c.family, src, c.src) != 1 || inet_pton(c.family, dst, c.dst) != 1) {
+		fprintf(stderr, "synprobe: --src and --dst: two addresses of one family\n");
 		return 2;
 	}
 	if (gap_us < 0)
@@ -298,8 +353,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "synprobe: gap or timeout out of range\n");
 		return 2;
 	}
-	c.src = ntohl(src.s_addr);
-	c.dst = ntohl(dst.s_addr);
 	c.sport_base = (uint16_t)sport_base;
 	c.p = calloc(MAX_PROBES, sizeof(*c.p));
 	if (!c.p)
@@ -308,12 +361,21 @@ int main(int argc, char **argv)
 	if (conn)
 		return run_connect(&c, gap_us, timeout_ms);
 
-	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr = src };
-	struct sockaddr_in peer = { .sin_family = AF_INET, .sin_addr = dst };
-	c.tx = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
-	c.rx = socket(AF_INET, SOCK_RAW, IPPROTO_TCP);
-	if (c.tx < 0 || c.rx < 0 || bind(c.rx, (struct sockaddr *)&me, sizeof(me)) < 0 ||
-	    connect(c.rx, (struct sockaddr *)&peer, sizeof(peer)) < 0 ||
+	struct sockaddr_in me4 = { .sin_family = AF_INET }, peer4 = { .sin_family = AF_INET };
+	struct sockaddr_in6 me6 = { .sin6_family = AF_INET6 }, peer6 = { .sin6_family = AF_INET6 };
+	int v4 = c.family == AF_INET;
+	socklen_t alen = v4 ? sizeof(me4) : sizeof(me6);
+
+	memcpy(&me4.sin_addr, c.src, 4);
+	memcpy(&peer4.sin_addr, c.dst, 4);
+	memcpy(&me6.sin6_addr, c.src, 16);
+	memcpy(&peer6.sin6_addr, c.dst, 16);
+	/* IPPROTO_RAW sends whole packets, IP header included, in either family. */
+	c.tx = socket(c.family, SOCK_RAW, IPPROTO_RAW);
+	c.rx = socket(c.family, SOCK_RAW, IPPROTO_TCP);
+	if (c.tx < 0 || c.rx < 0 ||
+	    bind(c.rx, v4 ? (struct sockaddr *)&me4 : (struct sockaddr *)&me6, alen) < 0 ||
+	    connect(c.rx, v4 ? (struct sockaddr *)&peer4 : (struct sockaddr *)&peer6, alen) < 0 ||
 	    setsockopt(c.rx, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0) {
 		perror("synprobe: raw sockets");
 		return 1;

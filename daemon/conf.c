@@ -85,7 +85,7 @@ void conf_defaults(struct conf *c)
 	snprintf(c->table, sizeof(c->table), "knockgw");
 	c->log_level = LOG_INFO;
 	c->translate = TRANSLATE_KERNEL;
-	c->closed_ports = CLOSED_KERNEL;
+	c->closed_ports = CLOSED_DAEMON;
 	c->on_stop = ON_STOP_HIDE;
 	c->refuse_port = 1;
 	snprintf(c->control_socket, sizeof(c->control_socket), "/run/knockgw/control.sock");
@@ -97,6 +97,18 @@ void conf_defaults(struct conf *c)
 	c->guess_threshold = 100;
 	c->guess_window = 60;
 	c->guess_penalty = 0;
+}
+
+uint16_t conf_queue_first(const struct conf *c, enum conf_qset set)
+{
+	unsigned n = c->queue_count, base = c->queue_num;
+
+	if (set == QSET_SYN)
+		return c->queue_num;
+	/* count <= 16 and num + count - 1 <= 65535: one of the two fits. */
+	if (base + 3 * n - 1 > 65535)
+		base -= 3 * n;
+	return (uint16_t)(base + (set == QSET_PROBE ? n : 2 * n));
 }
 
 void conf_free(struct conf *c)

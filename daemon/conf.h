@@ -33,7 +33,7 @@
  *   on_stop ["hide"] hide|open;
  *   log_level ["info"] debug|info|notice|warning|error;
  *   translate ["kernel"] kernel|user;
- *   closed_ports ["kernel"] kernel|daemon;
+ *   closed_ports ["daemon"] kernel|daemon;
  *   control_socket ["/run/knockgw/control.sock"] absolute path;
  *   limits  = { flows [65536] 64..4194304; replay [65536] 64..4194304;
  *               hold_bytes [4194304] 4096..1073741824;
@@ -92,11 +92,22 @@ enum {
 enum on_fail { ON_FAIL_RESET, ON_FAIL_DROP };
 enum translate { TRANSLATE_KERNEL, TRANSLATE_USER };
 /*
- * Who answers a SYN or FIN/NULL/Xmas probe to a local port nobody listens on:
- * the kernel, or the daemon, through the same queue and code path as a
- * refused knock, so that the two cannot be told apart by their timing.
+ * How a probe of a local port nobody listens on is answered: "daemon" (the
+ * default) sends it through the queue and the daemon, as a probe of a
+ * protected port is, so that the two cannot be told apart by their timing;
+ * "kernel" leaves it to the kernel alone, faster than a protected port
+ * answers.
  */
 enum closed_ports { CLOSED_KERNEL, CLOSED_DAEMON };
+
+/*
+ * The three sets of queues, queue.count queues each (nftplan.c has what
+ * goes where): SYNs (knocks to protected ports, this host's and routed
+ * SYNs to knock destinations), probes (of closed ports, and segments of no
+ * connection to protected ports), and data (integrity flows both ways, the
+ * client's user path).  A flood of one never fills another's queue.
+ */
+enum conf_qset { QSET_SYN, QSET_PROBE, QSET_DATA, QSET_MAX };
 /*
  * What the table does once the daemon is gone: "hide" keeps it, so that a
  * protected port answers every SYN like a closed port until the next start
@@ -295,5 +306,13 @@ void conf_peek(const char *path, struct conf_peek *p);
 void conf_free(struct conf *c);
 
 const char *kg_mode_name(enum kg_mode m);
+
+/*
+ * The first queue number of a set: the SYN set is queue.num ..
+ * num + count - 1, the probe set the count numbers after it and the data
+ * set the count after those; where that would pass 65535, the probe and
+ * data sets take the 2 x count numbers below num instead.
+ */
+uint16_t conf_queue_first(const struct conf *c, enum conf_qset set);
 
 #endif

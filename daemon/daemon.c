@@ -444,11 +444,14 @@ static int loop(struct knockgw *kg, uint64_t wd_usec)
  */
 static void start_guard(struct knockgw *kg)
 {
-	int fds[WORKERS_MAX];
+	int fds[WORKERS_MAX * QSET_MAX];
+	size_t n = 0;
 
+	/* Every queue of every set: the SYNs', the probes' and the data's. */
 	for (unsigned i = 0; i < kg->workers.n && i < WORKERS_MAX; i++)
-		fds[i] = nfqueue_fd(kg->workers.w[i].q);
-	kg->guard_fd = qguard_start(fds, kg->workers.n, kg->conf);
+		for (int set = 0; set < QSET_MAX; set++)
+			fds[n++] = nfqueue_fd(kg->workers.w[i].q[set]);
+	kg->guard_fd = qguard_start(fds, n, kg->conf);
 	if (kg->guard_fd < 0)
 		log_warnx("no queue guard: after a kill -9 the SYNs queued while the kernel "
 			  "tears the daemon down go unanswered");

@@ -124,3 +124,13 @@ bool guess_penalized(struct guess *g, int family, const uint8_t *src, uint64_t n
 	e = flow_lookup(&g->t, &k);
 	return e && ((const struct source *)e->value)->penalty_until > now;
 }
+
+bool guess_known(struct guess *g, int family, const uint8_t *src)
+{
+	struct flow_key k;
+
+	if (g->p.threshold == 0)
+		return false;
+	key_of(&k, family, src);
+	return flow_lookup(&g->t, &k) != NULL;
+}

@@ -51,6 +51,13 @@ enum guess_event guess_refused(struct guess *g, int family, const uint8_t *src, 
 /* Is src's prefix serving a penalty at now? */
 bool guess_penalized(struct guess *g, int family, const uint8_t *src, uint64_t now);
 
+/*
+ * Is src's prefix counted at all?  Changes nothing: the lookup a refusal
+ * costs, for what must cost as much as a refusal without being one (a probe
+ * of a closed port).
+ */
+bool guess_known(struct guess *g, int family, const uint8_t *src);
+
 /* The prefix guess counts src under, for messages: 4 or 16 bytes; length in bits. */
 unsigned guess_prefix(int family, const uint8_t *src, uint8_t out[static 16]);
 

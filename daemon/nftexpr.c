@@ -113,15 +113,17 @@ static void x_counter(struct nftnl_rule *r)
 	nftnl_rule_add_expr(r, nftnl_expr_alloc("counter"));
 }
 
+/* Queues to rule ru's set (nftplan.h), with bypass when ru or the plan asks. */
 static void x_queue(struct nftnl_rule *r, const struct nftplan *p, enum nft_queue_kind kind,
-		    bool bypass)
+		    const struct nftplan_rule *ru, bool bypass)
 {
+	uint16_t num = p->qnum[ru->qset < QSET_MAX ? ru->qset : QSET_SYN];
 	struct nftnl_expr *e;
 
 	bypass = bypass || p->bypass;
 	if (kind == NFT_QUEUE_NATIVE) {
 		e = nftnl_expr_alloc("queue");
-		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_NUM, p->qnum);
+		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_NUM, num);
 		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_TOTAL, p->qtotal);
 		nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_FLAGS, bypass ? NFT_QUEUE_FLAG_BYPASS : 0);
 	} else {
@@ -130,7 +132,7 @@ static void x_queue(struct nftnl_rule *r, const struct nftplan *p, enum nft_queu
 
 		e = nftnl_expr_alloc("target");
 		if (info) {
-			info->queuenum = p->qnum;
+			info->queuenum = num;
 			info->queues_total = p->qtotal;
 			info->flags = bypass ? NFQ_FLAG_BYPASS : 0;
 		}
@@ -224,7 +226,7 @@ static void build_icmp_rule(struct nftnl_rule *r, const struct nftplan_rule *ru,
 		x_cmp(r, NFT_CMP_NEQ, &lo, sizeof(lo));
 	}
 	x_counter(r);
-	x_queue(r, p, kind, true);
+	x_queue(r, p, kind, ru, true);
 }
 
 /*
@@ -338,6 +340,31 @@ static void x_l4_tcp(struct nftnl_rule *r)
 	x_cmp(r, NFT_CMP_EQ, &tcp, 1);
 }
 
+/* ct state (one state bit) is, or (op NEQ) is not, set. */
+static void x_ct_state(struct nftnl_rule *r, uint32_t bits, uint32_t op)
+{
+	x_key(r, KEY_CT, NFT_CT_STATE, false);
+	x_masked_eq32(r, bits, 0, op);
+}
+
+static void x_iif_not_lo(struct nftnl_rule *r)
+{
+	uint32_t lo = LOOPBACK_IFINDEX;
+
+	x_key(r, KEY_META, NFT_META_IIF, false);
+	x_cmp(r, NFT_CMP_NEQ, &lo, sizeof(lo));
+}
+
+/* Our bits of the packet mark = code (0: cleared), the rest kept. */
+static void x_set_code(struct nftnl_rule *r, const struct kgw_marks *m, uint32_t code)
+{
+	uint32_t keep = ~m->mask;
+
+	x_key(r, KEY_META, NFT_META_MARK, false);
+	x_bitwise(r, &keep, &code, sizeof(keep));
+	x_key(r, KEY_META, NFT_META_MARK, true);
+}
+
 /* socket transparent == value: no match at all when no socket is found. */
 static void x_socket_transparent(struct nftnl_rule *r, uint8_t value)
 {
@@ -382,6 +409,26 @@ static void x_tcp_flags(struct nftnl_rule *r, uint8_t mask, uint8_t value, uint3
 }
 
 /*
+ * What every closed_ports rule of chain ch matches first (nftplan.c): at
+ * prerouting a new connection that no DNAT took (not from loopback, no
+ * RST); at input a segment with none of SYN, ACK, RST (not from loopback).
+ */
+static void x_probe_prefix(struct nftnl_rule *r, enum nftplan_chain ch)
+{
+	x_l4_tcp(r);
+	if (ch == CH_PREROUTING_CLOSED) {
+		x_ct_state(r, NF_CT_STATE_BIT(IP_CT_NEW), NFT_CMP_NEQ);
+		x_iif_not_lo(r);
+		x_tcp_flags(r, TCP_RST_BIT, 0, NFT_CMP_EQ);
+		x_key(r, KEY_CT, NFT_CT_STATUS, false);
+		x_masked_eq32(r, IPS_DST_NAT, 0, NFT_CMP_EQ);
+	} else {
+		x_iif_not_lo(r);
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
+	}
+}
+
+/*
  * Our INTEG code in the mark of a SYN: set the ct bit, clear our bits, and
  * go on through the chain.  No verdict: a mark alone, which some other
  * software might set, never lets a packet skip the knock rule.
@@ -410,7 +457,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 {
 	uint8_t dir_original = 0, dir_reply = 1;	/* IP_CT_DIR_ORIGINAL, _REPLY */
 	const struct kgw_marks *m = &p->m;
-	uint32_t keep = ~m->mask, zero = 0;
+	uint32_t zero = 0;
 
 	switch (ru->kind) {
 	case RK_MARK_INTEG:
@@ -421,17 +468,27 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_masked_eq32(r, NF_CT_STATE_BIT(IP_CT_ESTABLISHED), 0, NFT_CMP_NEQ);
 		x_counter(r);
 		return;
-	case RK_CLOSED_SOCKET:
-		x_l4_tcp(r);
-		x_tcp_flags(r, TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
+	case RK_PROBE_GATE:
+		x_ct_state(r, NF_CT_STATE_BIT(IP_CT_NEW), NFT_CMP_EQ);
+		x_verdict(r, NFT_RETURN);
+		return;
+	case RK_PROBE_SOCKET:
+		x_probe_prefix(r, ru->chain);
 		x_socket_transparent(r, ru->value);
 		x_verdict(r, NF_ACCEPT);
 		return;
-	case RK_CLOSED:
-		x_l4_tcp(r);
-		x_tcp_flags(r, TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
+	case RK_PROBE:
+		x_probe_prefix(r, ru->chain);
+		if (ru->local)
+			x_fib_local(r);
+		/*
+		 * A new connection: NEWSYN, it goes on to the kernel's answer
+		 * (mimic_closed_port); a FIN/NULL/Xmas probe: no code, no
+		 * reject of ours when no daemon answers it (the kernel does).
+		 */
+		x_set_code(r, m, ru->chain == CH_PREROUTING_CLOSED ? m->newsyn : 0);
 		x_counter(r);
-		x_queue(r, p, kind, true);
+		x_queue(r, p, kind, ru, ru->bypass);
 		return;
 	case RK_NOCONN_RESET:
 		x_l4_tcp(r);
@@ -472,21 +529,15 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	case RK_SYN:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
 		if (ru->kind == RK_SYN_HIDE) {
-			uint32_t lo = LOOPBACK_IFINDEX;
-
 			/*
 			 * Loopback's nat was decided at output, and an invalid or
 			 * untracked SYN gets none: only a new, conntracked SYN
 			 * from outside may go on to the nat chain with no daemon.
 			 */
-			x_key(r, KEY_META, NFT_META_IIF, false);
-			x_cmp(r, NFT_CMP_NEQ, &lo, sizeof(lo));
-			x_key(r, KEY_CT, NFT_CT_STATE, false);
-			x_masked_eq32(r, NF_CT_STATE_BIT(IP_CT_NEW), 0, NFT_CMP_NEQ);
+			x_iif_not_lo(r);
+			x_ct_state(r, NF_CT_STATE_BIT(IP_CT_NEW), NFT_CMP_NEQ);
 			/* Our bits = NEWSYN: the nat rule can refuse this one. */
-			x_key(r, KEY_META, NFT_META_MARK, false);
-			x_bitwise(r, &keep, &m->newsyn, sizeof(keep));
-			x_key(r, KEY_META, NFT_META_MARK, true);
+			x_set_code(r, m, m->newsyn);
 		} else {
 			x_clear_ours(r, m);
 		}
@@ -494,10 +545,10 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		if (ru->kind == RK_SYN_HIDE && p->hiding)
 			x_verdict(r, NF_ACCEPT);	/* on to the nat chain's refusal */
 		else
-			x_queue(r, p, kind, ru->kind == RK_SYN_HIDE);
+			x_queue(r, p, kind, ru, ru->kind == RK_SYN_HIDE);
 		break;
 	case RK_NAT_REFUSE:
-		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
+		/* A nat chain sees a connection's first packet only. */
 		x_counter(r);
 		if (ru->forward)
 			x_dnat_same_host(r, ru->addr->family, p->refuse_port);
@@ -507,60 +558,60 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	case RK_STRAY_QUEUE:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT | TCP_RST_BIT, 0, NFT_CMP_EQ);
 		/* NOCONN: with no daemon, the late chain's reject answers it. */
-		x_key(r, KEY_META, NFT_META_MARK, false);
-		x_bitwise(r, &keep, &m->noconn, sizeof(keep));
-		x_key(r, KEY_META, NFT_META_MARK, true);
+		x_set_code(r, m, m->noconn);
 		x_counter(r);
-		x_queue(r, p, kind, ru->bypass);
+		x_queue(r, p, kind, ru, ru->bypass);
 		break;
 	case RK_STRAY_DROP:
-		x_key(r, KEY_CT, NFT_CT_STATE, false);
-		x_masked_eq32(r, CT_STATE_NEW_OR_INVALID, 0, NFT_CMP_NEQ);
+		x_ct_state(r, CT_STATE_NEW_OR_INVALID, NFT_CMP_NEQ);
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
 		x_counter(r);
 		x_verdict(r, NF_DROP);
 		break;
-	case RK_NOCONN:
-	case RK_INVALID_INTEG: {
-		/* The mark tells the daemon which of the two queued it. */
-		uint32_t why = ru->kind == RK_NOCONN ? m->noconn : m->invalid;
-
-		x_key(r, KEY_CT, NFT_CT_STATE, false);
-		x_masked_eq32(r, ru->kind == RK_NOCONN ? CT_STATE_NEW_OR_UNTRACKED
-						      : NF_CT_STATE_INVALID_BIT,
-			      0, NFT_CMP_NEQ);
+	case RK_NOCONN_NEW:
+		/*
+		 * NEWSYN: refused, or past an empty queue, it goes on to the nat
+		 * chain's closed port like a refused SYN.
+		 */
+		x_iif_not_lo(r);
+		x_ct_state(r, NF_CT_STATE_BIT(IP_CT_NEW), NFT_CMP_NEQ);
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
-		x_key(r, KEY_META, NFT_META_MARK, false);
-		x_bitwise(r, &keep, &why, sizeof(keep));
-		x_key(r, KEY_META, NFT_META_MARK, true);
+		x_set_code(r, m, m->newsyn);
 		x_counter(r);
-		x_queue(r, p, kind, ru->bypass);
+		x_queue(r, p, kind, ru, ru->bypass);
 		break;
-	}
+	case RK_NOCONN:
+	case RK_INVALID_INTEG:
+		/* The mark tells the daemon which of the two queued it. */
+		x_ct_state(r, ru->kind == RK_NOCONN ? CT_STATE_NEW_OR_UNTRACKED
+						    : NF_CT_STATE_INVALID_BIT,
+			   NFT_CMP_NEQ);
+		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
+		x_set_code(r, m, ru->kind == RK_NOCONN ? m->noconn : m->invalid);
+		x_counter(r);
+		x_queue(r, p, kind, ru, ru->bypass);
+		break;
 	case RK_INTEG:
 	case RK_INTEG_REPLY: {
 		bool reply = ru->kind == RK_INTEG_REPLY;
-		/*
-		 * The daemon reads why a packet came from our bits: the service's
-		 * side gets the reply code, the client's none, whatever it had.
-		 */
-		uint32_t code = reply ? m->reply : 0;
 
 		x_key(r, KEY_CT, NFT_CT_MARK, false);
 		x_masked_eq32(r, m->ct_integ, m->ct_integ, NFT_CMP_EQ);
 		x_key(r, KEY_CT, NFT_CT_DIRECTION, false);
 		x_cmp(r, NFT_CMP_EQ, reply ? &dir_reply : &dir_original, 1);
-		x_key(r, KEY_META, NFT_META_MARK, false);
-		x_bitwise(r, &keep, reply ? &code : &zero, sizeof(keep));
-		x_key(r, KEY_META, NFT_META_MARK, true);
+		/*
+		 * The daemon reads why a packet came from our bits: the service's
+		 * side gets the reply code, the client's none, whatever it had.
+		 */
+		x_set_code(r, m, reply ? m->reply : zero);
 		x_counter(r);
-		x_queue(r, p, kind, false);
+		x_queue(r, p, kind, ru, false);
 		break;
 	}
 	case RK_CLIENT_SYN:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
 		x_counter(r);
-		x_queue(r, p, kind, false);
+		x_queue(r, p, kind, ru, false);
 		break;
 	case RK_CLIENT_FWD_SYN:
 	case RK_CLIENT_FWD_OUT:
@@ -573,11 +624,12 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		x_fib_local_op(r, NFT_CMP_NEQ);
 		if (ru->iif)
 			x_iifname(r, ru->iif);
-		x_key(r, KEY_META, NFT_META_MARK, false);
-		x_bitwise(r, &keep, &m->fwd, sizeof(keep));
-		x_key(r, KEY_META, NFT_META_MARK, true);
+		x_set_code(r, m, m->fwd);
 		x_counter(r);
-		x_queue(r, p, kind, false);
+		x_queue(r, p, kind, ru, false);
+		break;
+	case RK_PROBE_SKIP:
+		x_verdict(r, NFT_RETURN);
 		break;
 	case RK_CLIENT_FWD_SPOOF:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_EQ);
@@ -590,7 +642,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	case RK_CLIENT_OUT:
 		x_tcp_flags(r, TCP_SYN_BIT | TCP_ACK_BIT, TCP_SYN_BIT, NFT_CMP_NEQ);
 		x_counter(r);
-		x_queue(r, p, kind, false);
+		x_queue(r, p, kind, ru, false);
 		break;
 	case RK_CLIENT_IN:
 	case RK_CLIENT_FWD_IN:
@@ -606,10 +658,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 				      NFT_CMP_NEQ);
 		}
 		x_counter(r);
-		x_queue(r, p, kind, false);
-		break;
-	case RK_CLOSED_SKIP:
-		x_verdict(r, NFT_RETURN);
+		x_queue(r, p, kind, ru, false);
 		break;
 	default:
 		break;

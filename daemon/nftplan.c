@@ -1,6 +1,7 @@
 /*
  * nftplan.c - the ruleset planned from the configuration (see nftplan.h;
- * its text form is nftprint.c).
+ * its text form, and the names of its rules in error reports, are
+ * nftprint.c's).
  *
  *   table inet knockgw {
  *     chain prerouting {                                       the server role
@@ -12,66 +13,99 @@
  *       per protected port (and address, when limited); every rule only
  *       for this host's own addresses (fib daddr type local), as dialled,
  *       but a forward entry's, which name the routed hosts it protects:
- *         tcp dport P SYN iif != lo ct state new  our bits = NEWSYN  queue bypass
+ *         tcp dport P SYN iif != lo ct state new  our bits = NEWSYN  queue SYN bypass
  *                     (on_fail "reset" and no fail_open: with no daemon the
  *                     packet goes on to the nat chain, which refuses it)
- *         tcp dport P SYN  clear our bits         queue  (the rest: invalid,
+ *         tcp dport P SYN  clear our bits         queue SYN  (the rest: invalid,
  *                     untracked, loopback, which nat cannot redirect: dropped
  *                     with no daemon)
- *         tcp dport P tcp flags & (syn|ack|rst) == 0            queue  (FIN/NULL/Xmas:
- *                                     the daemon answers like a closed port)
+ *         forward entries: tcp dport P tcp flags & (syn|ack|rst) == 0
+ *                     our bits = NOCONN    queue PROBE  (FIN/NULL/Xmas, which never
+ *                     reach input: the daemon answers like a closed port)
  *           or, with on_fail "drop":  ct state new,invalid, not a SYN   drop
- *         on_fail "reset": tcp dport P ct state new,untracked, not a SYN
- *                     meta mark set mark & ~MASK | NOCONN       queue  (no connection
- *                                     conntrack knows: a guessed SYN cookie, a lost flow)
+ *         on_fail "reset", not a SYN, no connection conntrack knows (an ACK
+ *                     scan, a guessed SYN cookie, a lost flow):
+ *           tcp dport P iif != lo ct state new   our bits = NEWSYN
+ *                     queue PROBE bypass   (refused like a SYN: the nat chain
+ *                     sends it to the closed port, the kernel answers)
+ *           tcp dport P ct state new,untracked   our bits = NOCONN
+ *                     queue PROBE   (loopback, untracked: nat cannot take it;
+ *                     the daemon answers)
  *         tcp dport P ct mark & CT_INTEG ct direction original
- *                     meta mark set mark & ~MASK                queue  (integrity)
+ *                     meta mark set mark & ~MASK                queue DATA  (integrity)
  *         integrity: tcp dport P ct state invalid, not a SYN
- *                     meta mark set mark & ~MASK | INVALID      queue  (no entry, so
+ *                     meta mark set mark & ~MASK | INVALID      queue DATA  (no entry, so
  *                                     no flag: checked if its flow is being checked)
+ *     }
+ *     chain prerouting_late {  type filter hook prerouting priority -140;
+ *       meta mark & MASK == NOCONN  reject with tcp reset   (what no daemon answered)
  *     }
  *     chain prerouting_nat {  type nat hook prerouting priority -199;
  *                     (before any other table's DNAT)
  *       SYN meta mark & MASK == ACCEPTED   clear our bits  accept  (let through)
- *       per protected port (and address): tcp dport P SYN  redirect to :REFUSE
- *                     (refused, or no daemon saw it: the kernel answers from a
- *                     port nobody listens on, and conntrack puts P back in
- *                     the answer, which is then a closed port's, field by field)
- *       per forward entry's address: ip daddr A tcp dport P SYN
+ *       per protected port (and address): tcp dport P  redirect to :REFUSE
+ *                     (any other new connection to it: refused, or no daemon
+ *                     saw it; the kernel answers from a port nobody listens
+ *                     on, and conntrack puts P back in the answer, which is
+ *                     then a closed port's, field by field)
+ *       per forward entry's address: ip daddr A tcp dport P
  *                     dnat to ip daddr:REFUSE   (the routed host's own closed
  *                     port answers, through this router)
  *     }
+ *     with closed_ports "daemon" (the default) and an entry that answers
+ *     for this host's own port with on_fail "reset": probes of ports nobody
+ *     listens on take the path a probe of a protected port takes
+ *     chain prerouting_closed {  type filter hook prerouting priority -99;
+ *                     (after every DNAT: a port forwarded elsewhere is
+ *                     not this host's, a redirected one is judged by where
+ *                     it goes)
+ *       ct state != new  return
+ *       per protected port of this host (and address): tcp dport P  return
+ *                     (decided in chain prerouting: a knock let through to
+ *                     a port nobody listens on is not decided twice)
+ *       tcp ct state new iif != lo, no RST, ct status not dnat (the nat
+ *                     chain's refusals are decided already):
+ *         socket transparent 0  accept    (someone listens, or the flow
+ *         socket transparent 1  accept     exists: not ours)
+ *         fib daddr type local  clear our bits  queue PROBE bypass
+ *                     (SYN, ACK and window scans: the daemon does a refused
+ *                     knock's work and lets it go on; the kernel answers)
+ *     }
+ *     chain input_closed {  type filter hook input priority 10;
+ *                     (after the usual filter chains: a port another
+ *                     firewall here drops is never answered by us)
+ *       per protected port of this host (on_fail "reset", and address):
+ *         tcp dport P tcp flags & (syn|ack|rst) == 0
+ *                     our bits = NOCONN  queue PROBE bypass   (FIN/NULL/Xmas:
+ *                     invalid for conntrack, so no nat; the daemon answers)
+ *       closed_ports "daemon": tcp iif != lo tcp flags & (syn|ack|rst) == 0
+ *         socket transparent 0|1  accept
+ *         clear our bits  queue PROBE bypass   (answered as the protected
+ *                     port's; with no daemon, by the kernel)
+ *     }
+ *     chain input_late {  type filter hook input priority 11;
+ *       meta mark & MASK == NOCONN  reject with tcp reset }
  *     with an integrity entry: the service's side of those flows (pending.h),
  *     after any DNAT is undone, so with the addresses the client dialled
  *     chain postrouting {  type filter hook postrouting priority 110;
  *       per integrity entry (and address):
  *         tcp sport P ct mark & CT_INTEG ct direction reply
- *                     meta mark set mark & ~MASK | REPLY  queue
+ *                     meta mark set mark & ~MASK | REPLY  queue DATA
  *     }
  *     (The daemon clears a flow's CT_INTEG over ctnetlink once the service
  *     acknowledged its bytes; no rule acts on a mark to do that.)
  *     chain output_raw {                          client role, before conntrack
  *       type filter hook output priority -300; policy accept;
- *       per knock entry:  ip daddr D tcp dport P tcp flags & (syn|ack) == syn  queue
+ *       per knock entry:  ip daddr D tcp dport P tcp flags & (syn|ack) == syn  queue SYN
  *       with translate = "user", also:
- *                         ip daddr D tcp dport P tcp flags & (syn|ack) != syn  queue
+ *                         ip daddr D tcp dport P tcp flags & (syn|ack) != syn  queue DATA
  *     }
- *     with closed_ports = "daemon" (and a protect entry):
- *     chain input_closed {  type filter hook input priority 10;
- *       per protected port (and address), as in chain prerouting:
- *         tcp dport P  return   (decided there: never queued twice; a valid
- *                                knock to a port nobody listens on gets the
- *                                kernel's RST)
- *       tcp flags & (ack|rst) == 0  socket transparent 0  accept  (someone listens,
- *       tcp flags & (ack|rst) == 0  socket transparent 1  accept   or the flow exists)
- *       tcp flags & (ack|rst) == 0  queue bypass   (a closed port: answered like a
- *                                                    refused knock) }
  *     with translate = "user" only (the shift is in conntrack labels of
  *     ours, bits N..N+32 for rules.ct_label = N: bit N says the flow is one
  *     the daemon translates):
  *     chain input {  type filter hook input priority -150;
- *       ip saddr D tcp sport P tcp flags & ack == ack ct label N  queue
- *       ip saddr D tcp sport P tcp flags & ack == ack ct state invalid,untracked  queue }
+ *       ip saddr D tcp sport P tcp flags & ack == ack ct label N  queue DATA
+ *       ip saddr D tcp sport P tcp flags & ack == ack ct state invalid,untracked  queue DATA }
  *     with `from` in a knock entry (gateway client role), per prefix F of
  *     dst's family:
  *     chain prerouting_raw {  type filter hook prerouting priority -300;
@@ -81,26 +115,26 @@
  *                                 (it did not come the way F is routed: forged)
  *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
  *                   fib daddr type != local
- *                   meta mark set mark & ~MASK | FWD  queue
+ *                   meta mark set mark & ~MASK | FWD  queue SYN
  *       or, with from_interfaces = [ I, ... ] (asymmetric routes):
- *         ... fib daddr type != local iifname I  meta mark ... queue   (per I)
+ *         ... fib daddr type != local iifname I  meta mark ... queue SYN   (per I)
  *         ... fib daddr type != local  drop
  *       and with translate = "user", its later packets going out:
  *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) != syn
- *                   fib daddr type != local  meta mark set mark & ~MASK | FWD  queue }
+ *                   fib daddr type != local  meta mark set mark & ~MASK | FWD  queue DATA }
  *     and with translate = "user" the answers (routed packets pass neither
  *     output nor input; forward sees them after conntrack, and after their
  *     destination is back to the LAN host's):
  *     chain forward_user {  type filter hook forward priority -150;
- *       ip saddr D ip daddr F tcp sport P tcp flags & ack == ack ct label N  queue
+ *       ip saddr D ip daddr F tcp sport P tcp flags & ack == ack ct label N  queue DATA
  *       ip saddr D ip daddr F tcp sport P tcp flags & ack == ack
- *                   ct state invalid,untracked  queue }
+ *                   ct state invalid,untracked  queue DATA }
  *     ICMP errors about the client's flows (their quote holds the shifted
  *     sequence number, which conntrack adjusts nowhere; clienticmp.h):
  *     chain input_icmp {  type filter hook input priority -150;
  *       per knock entry: meta l4proto icmp ct state related ct direction reply
  *                   ct original ip daddr D ct original proto-dst P
- *                   iif != lo  queue bypass }
+ *                   iif != lo  queue DATA bypass }
  *     chain forward_icmp {  type filter hook forward priority -150;
  *       per `from` prefix F: the same with ct original ip saddr F, no iif }
  *     and with `from` anywhere, an empty nat chain: the kernel applies the
@@ -108,6 +142,16 @@
  *     is registered in the namespace
  *     chain postrouting_nat {  type nat hook postrouting priority 100; }
  *   }
+ *
+ * Queues: "queue SYN" is the set of SYNs, queue.num .. num + count - 1;
+ * "queue PROBE" and "queue DATA" the probe and data sets (conf_queue_first:
+ * by default the count numbers after the SYN set, and the count after
+ * those).  Each set has a queue of its own per queue thread, and a thread
+ * reads SYNs first, then data, then probes (workers.c): a flood of probes
+ * or of integrity segments fills its own queue, never the SYNs'.  The
+ * kernel spreads a set's packets over its queues by address (the same
+ * hash for every set), so one connection's SYN, probes and data meet the
+ * same thread.
  *
  * Prerouting priority -150: after conntrack (-200) so ct state and mark are
  * known, and before DNAT (-100), so a SYN still carries the destination the
@@ -126,9 +170,23 @@
  * Incoming packets need the shift only for an acknowledgement (ACK set).
  * No mark carries the shift: the packet mark and conntrack mark stay
  * other software's (but for our codes in mark_mask).
- * input_closed runs at 10, after the usual filter chains: a port another
- * firewall drops is never answered by us; bypass, since without the daemon
- * the kernel's own answer is the right one.
+ *
+ * Closed ports.  What a probe of a protected port meets, a probe of a
+ * closed port meets too, scan type by scan type, so that neither the answer
+ * nor its time tells them apart: a new connection (SYN, ACK, window scan)
+ * is queued at prerouting, gets a refused knock's work in the daemon and
+ * an accept, and the kernel answers it (the protected port's through the
+ * nat redirect, the closed port's as itself: a port another firewall here
+ * drops must stay silent, which a redirect would undo, as the input
+ * filter would then see the closed port's number, not the dialled one); a
+ * FIN/NULL/Xmas probe, which conntrack calls invalid and nat cannot move,
+ * is queued at input after the host's filter chains and answered with the
+ * daemon's RST on both sides; a Maimon probe (FIN+ACK, invalid) is
+ * answered by the kernel on both sides (the listener's TCP resets it as a
+ * closed port does).  The closed side is matched after DNAT and by the
+ * socket lookup, so a listening port, a forwarded one or a container's is
+ * never taken for closed; bypass, since without the daemon the kernel's
+ * own answer is the right one.
  *
  * Each hook the daemon queues from tells the roles apart (workers.c):
  * prerouting and postrouting are the server's, output the client's; input
@@ -161,8 +219,14 @@ enum {
 	 */
 	NAT_PRIORITY = -199,
 	LATE_PRIORITY = -140,		/* after the server's chain, before nat */
+	/*
+	 * Every nat chain runs inside the kernel's one DNAT hook at -100, in
+	 * the order of their priorities: at -99 every DNAT is decided.
+	 */
+	PROBE_PRIORITY = -99,
 	REPLY_PRIORITY = 110,		/* after SNAT, and after DNAT undone */
-	CLOSED_PRIORITY = 10,
+	CLOSED_PRIORITY = 10,		/* after the usual filter chains (0) */
+	CLOSED_LATE_PRIORITY = 11,
 	RAW_PRIORITY = -300,
 	USER_PRIORITY = -150,
 	ICMP_PRIORITY = -150,		/* after conntrack, and (forward) after un-NAT */
@@ -174,9 +238,12 @@ static const struct nftplan_chain_def chains[CH_MAX] = {
 	[CH_PREROUTING] = { "prerouting", "filter", NF_INET_PRE_ROUTING, SERVER_PRIORITY },
 	[CH_PREROUTING_LATE] = { "prerouting_late", "filter", NF_INET_PRE_ROUTING, LATE_PRIORITY },
 	[CH_PREROUTING_NAT] = { "prerouting_nat", "nat", NF_INET_PRE_ROUTING, NAT_PRIORITY },
+	[CH_PREROUTING_CLOSED] = { "prerouting_closed", "filter", NF_INET_PRE_ROUTING,
+				   PROBE_PRIORITY },
 	[CH_POSTROUTING] = { "postrouting", "filter", NF_INET_POST_ROUTING, REPLY_PRIORITY },
 	[CH_INPUT] = { "input", "filter", NF_INET_LOCAL_IN, USER_PRIORITY },
 	[CH_INPUT_CLOSED] = { "input_closed", "filter", NF_INET_LOCAL_IN, CLOSED_PRIORITY },
+	[CH_INPUT_LATE] = { "input_late", "filter", NF_INET_LOCAL_IN, CLOSED_LATE_PRIORITY },
 	[CH_OUTPUT_RAW] = { "output_raw", "filter", NF_INET_LOCAL_OUT, RAW_PRIORITY },
 	[CH_PREROUTING_RAW] = { "prerouting_raw", "filter", NF_INET_PRE_ROUTING, RAW_PRIORITY },
 	[CH_FORWARD_USER] = { "forward_user", "filter", NF_INET_FORWARD, USER_PRIORITY },
@@ -235,30 +302,56 @@ static bool hides(const struct nftplan *p, const struct conf_protect *e)
 	return !p->bypass && e->on_fail == ON_FAIL_RESET;
 }
 
+/* The queue set each kind of rule queues to (the others queue nothing). */
+static enum conf_qset qset_of(enum nftplan_kind k)
+{
+	switch (k) {
+	case RK_SYN_HIDE:
+	case RK_SYN:
+	case RK_CLIENT_SYN:
+	case RK_CLIENT_FWD_SYN:
+		return QSET_SYN;
+	case RK_STRAY_QUEUE:
+	case RK_NOCONN_NEW:
+	case RK_NOCONN:
+	case RK_PROBE:
+		return QSET_PROBE;
+	default:
+		return QSET_DATA;
+	}
+}
+
+/* A server rule of kind k for entry e (NULL: none) and address a, in chain ch. */
+static void plan_add_in(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
+			const struct conf_protect *e, const struct prefix *a)
+{
+	plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e ? e->port : 0, .addr = a,
+				    .addr_is_src = k == RK_INTEG_REPLY,
+				    .local = e && !e->forward &&
+					     (ch == CH_PREROUTING || ch == CH_PREROUTING_NAT),
+				    .forward = e && e->forward,
+				    .bypass = e && hides(p, e) &&
+					      (k == RK_STRAY_QUEUE || k == RK_NOCONN_NEW ||
+					       k == RK_NOCONN),
+				    .qset = (uint8_t)qset_of(k), .entry_line = e ? e->line : 0 });
+}
+
 static void plan_add(struct nftplan *p, enum nftplan_kind k, const struct conf_protect *e,
 		     const struct prefix *a)
 {
-	enum nftplan_chain ch = k == RK_CLOSED_SKIP	   ? CH_INPUT_CLOSED
-			   : k == RK_INTEG_REPLY ? CH_POSTROUTING
+	enum nftplan_chain ch = k == RK_INTEG_REPLY  ? CH_POSTROUTING
 			   : k == RK_NAT_REFUSE	   ? CH_PREROUTING_NAT
 						 : CH_PREROUTING;
 
-	plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e ? e->port : 0, .addr = a,
-				    .addr_is_src = k == RK_INTEG_REPLY,
-				    .local = e && !e->forward && ch != CH_INPUT_CLOSED &&
-					     k != RK_INTEG_REPLY,
-				    .forward = e && e->forward,
-				    .bypass = e && hides(p, e) &&
-					      (k == RK_STRAY_QUEUE || k == RK_NOCONN),
-				    .entry_line = e ? e->line : 0 });
+	plan_add_in(p, k, ch, e, a);
 }
-
 
 static void plan_client(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
 			const struct conf_knock *e, bool src)
 {
 	plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e->port, .addr = &e->dst,
-				    .addr_is_src = src, .entry_line = e->line });
+				    .addr_is_src = src, .qset = (uint8_t)qset_of(k),
+				    .entry_line = e->line });
 }
 
 /*
@@ -273,7 +366,7 @@ static void plan_gateway_syn(struct nftplan *p, const struct conf_knock *e)
 	for (size_t i = 0; i < e->nfrom && i < CONF_MAX_FROM; i++) {
 		struct nftplan_rule ru = { .chain = CH_PREROUTING_RAW, .port = e->port,
 					   .addr = &e->dst, .from = &e->from[i],
-					   .entry_line = e->line };
+					   .qset = QSET_SYN, .entry_line = e->line };
 
 		if (e->from[i].family != e->dst.family)
 			continue;
@@ -308,7 +401,7 @@ static void plan_gateway(struct nftplan *p, enum nftplan_kind k, enum nftplan_ch
 					    .addr = &e->dst, .from = &e->from[i],
 					    .addr_is_src = k == RK_CLIENT_FWD_IN ||
 							   k == RK_CLIENT_FWD_IN_NOCT,
-					    .entry_line = e->line });
+					    .qset = (uint8_t)qset_of(k), .entry_line = e->line });
 	}
 }
 
@@ -321,6 +414,16 @@ static void plan_user_path(struct nftplan *p, const struct conf_knock *e)
 	plan_gateway(p, RK_CLIENT_FWD_OUT, CH_PREROUTING_RAW, e);
 	plan_gateway(p, RK_CLIENT_FWD_IN, CH_FORWARD_USER, e);
 	plan_gateway(p, RK_CLIENT_FWD_IN_NOCT, CH_FORWARD_USER, e);
+}
+
+/*
+ * Does entry e answer for a port of this host like a closed port (so that
+ * its FIN/NULL/Xmas probes are taken at input)?  A forward entry's hosts
+ * are routed: their probes never reach input.
+ */
+static bool answers_locally(const struct conf_protect *e)
+{
+	return !e->forward && e->on_fail == ON_FAIL_RESET;
 }
 
 /*
@@ -342,16 +445,25 @@ static void plan_entry(struct nftplan *p, const struct conf_protect *e, const st
 	if (hides(p, e))
 		plan_add(p, RK_SYN_HIDE, e, a);
 	plan_add(p, RK_SYN, e, a);
-	plan_add(p, e->on_fail == ON_FAIL_RESET ? RK_STRAY_QUEUE : RK_STRAY_DROP, e, a);
+	if (e->on_fail == ON_FAIL_DROP)
+		plan_add(p, RK_STRAY_DROP, e, a);
+	else if (e->forward)
+		plan_add(p, RK_STRAY_QUEUE, e, a);
 	/*
-	 * A segment that opens no connection conntrack knows (an ACK with a
-	 * guessed SYN cookie; a flow whose entry was lost) never reaches the
-	 * socket unseen.  An invalid one carries no conntrack entry, so the
-	 * integrity rule cannot see it: for those flows it comes to the daemon
-	 * too, marked, and passes unless it belongs to a flow being checked.
+	 * A segment that opens no connection conntrack knows (an ACK scan, an
+	 * ACK with a guessed SYN cookie; a flow whose entry was lost) never
+	 * reaches the socket unseen.  A new conntrack entry from outside is
+	 * refused as a SYN is, through the nat chain's closed port; the rest
+	 * (loopback, untracked), which nat cannot move, the daemon answers.
+	 * An invalid one carries no conntrack entry, so the integrity rule
+	 * cannot see it: for those flows it comes to the daemon too, marked,
+	 * and passes unless it belongs to a flow being checked.
 	 */
-	if (e->on_fail == ON_FAIL_RESET)
+	if (e->on_fail == ON_FAIL_RESET) {
+		if (hides(p, e))
+			plan_add(p, RK_NOCONN_NEW, e, a);
 		plan_add(p, RK_NOCONN, e, a);
+	}
 	if (e->integrity_len) {
 		plan_add(p, RK_INTEG, e, a);
 		plan_add(p, RK_INVALID_INTEG, e, a);
@@ -361,7 +473,8 @@ static void plan_entry(struct nftplan *p, const struct conf_protect *e, const st
 static void plan_start(const struct conf *c, struct nftplan *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->qnum = c->queue_num;
+	for (int set = 0; set < QSET_MAX; set++)
+		p->qnum[set] = conf_queue_first(c, (enum conf_qset)set);
 	p->qtotal = c->queue_count;
 	p->bypass = c->fail_open;
 	p->refuse_port = c->refuse_port;
@@ -390,9 +503,77 @@ int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
 	return 0;
 }
 
+/* Every protect entry's rule of kind k in chain ch, one per address. */
+static void plan_each(struct nftplan *p, const struct conf *c, enum nftplan_kind k,
+		      enum nftplan_chain ch, bool (*want)(const struct nftplan *,
+							  const struct conf_protect *))
+{
+	for (size_t i = 0; i < c->nprotect; i++) {
+		const struct conf_protect *e = &c->protect[i];
+
+		if (!want(p, e))
+			continue;
+		if (e->naddrs == 0)
+			plan_add_in(p, k, ch, e, NULL);
+		for (size_t a = 0; a < e->naddrs; a++)
+			plan_add_in(p, k, ch, e, &e->addrs[a]);
+	}
+}
+
+static bool want_hiding(const struct nftplan *p, const struct conf_protect *e)
+{
+	return hides(p, e);
+}
+
+static bool want_integrity(const struct nftplan *p, const struct conf_protect *e)
+{
+	(void)p;
+	return e->integrity_len > 0;
+}
+
+static bool want_local_reset(const struct nftplan *p, const struct conf_protect *e)
+{
+	(void)p;
+	return answers_locally(e);
+}
+
+static bool want_local(const struct nftplan *p, const struct conf_protect *e)
+{
+	(void)p;
+	return !e->forward;
+}
+
+/*
+ * closed_ports "daemon": the probes of ports nobody listens on, each scan
+ * type in the chain its counterpart to a protected port is decided in
+ * (see the header).  Only while some entry answers for a port of this host
+ * like a closed port: there is nothing to tell apart otherwise.
+ */
+static void plan_closed(struct nftplan *p, const struct conf *c)
+{
+	/*
+	 * What is not a new connection leaves at once (established traffic
+	 * passes this chain too); a protected port's was decided in chain
+	 * prerouting (a knock let through to a port nobody listens on gets
+	 * the kernel's RST, not a second decision).
+	 */
+	plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_GATE, .chain = CH_PREROUTING_CLOSED });
+	plan_each(p, c, RK_PROBE_SKIP, CH_PREROUTING_CLOSED, want_local);
+	for (enum nftplan_chain ch = CH_PREROUTING_CLOSED;; ch = CH_INPUT_CLOSED) {
+		for (uint8_t t = 0; t <= 1; t++)
+			plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_SOCKET, .chain = ch,
+						    .value = t });
+		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE, .chain = ch, .bypass = true,
+					    .local = ch == CH_PREROUTING_CLOSED,
+					    .qset = QSET_PROBE });
+		if (ch == CH_INPUT_CLOSED)
+			break;
+	}
+}
+
 static int make(const struct conf *c, struct nftplan *p, bool hiding)
 {
-	bool integ = false, hide = false;
+	bool integ = false, hide = false, local = false;
 
 	plan_start(c, p);
 	p->hiding = hiding;
@@ -406,6 +587,7 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 			plan_entry(p, e, &e->addrs[a]);
 		integ = integ || e->integrity_len > 0;
 		hide = hide || hides(p, e);
+		local = local || answers_locally(e);
 	}
 	if (hide) {
 		/*
@@ -418,21 +600,13 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 					    .chain = CH_PREROUTING_LATE });
 		/*
 		 * After the queue: a SYN the daemon let through goes on; any
-		 * other to a hiding port (one it refused, or one no daemon saw,
-		 * the queue rule's bypass) is redirected to a closed port.
+		 * other new connection to a hiding port (one it refused, or one
+		 * no daemon saw, the queue rule's bypass) is redirected to a
+		 * closed port.
 		 */
 		plan_push(p, (struct nftplan_rule){ .kind = RK_NAT_ACCEPTED,
 					    .chain = CH_PREROUTING_NAT });
-		for (size_t i = 0; i < c->nprotect; i++) {
-			const struct conf_protect *e = &c->protect[i];
-
-			if (!hides(p, e))
-				continue;
-			if (e->naddrs == 0)
-				plan_add(p, RK_NAT_REFUSE, e, NULL);
-			for (size_t a = 0; a < e->naddrs; a++)
-				plan_add(p, RK_NAT_REFUSE, e, &e->addrs[a]);
-		}
+		plan_each(p, c, RK_NAT_REFUSE, CH_PREROUTING_NAT, want_hiding);
 	}
 	if (integ) {
 		/*
@@ -440,39 +614,20 @@ static int make(const struct conf *c, struct nftplan *p, bool hiding)
 		 * the client's bytes verify, and its acknowledgement of them
 		 * ends the checking (pending.h).
 		 */
-		for (size_t i = 0; i < c->nprotect; i++) {
-			const struct conf_protect *e = &c->protect[i];
-
-			if (e->integrity_len == 0)
-				continue;
-			if (e->naddrs == 0)
-				plan_add(p, RK_INTEG_REPLY, e, NULL);
-			for (size_t a = 0; a < e->naddrs; a++)
-				plan_add(p, RK_INTEG_REPLY, e, &e->addrs[a]);
-		}
+		plan_each(p, c, RK_INTEG_REPLY, CH_POSTROUTING, want_integrity);
 	}
-	if (c->closed_ports == CLOSED_DAEMON && c->nprotect > 0) {
+	if (local) {
 		/*
-		 * What the input chain decided is never queued again: a knock it
-		 * let through to a port nobody listens on gets the kernel's RST,
-		 * and an integrity SYN, which comes back through this hook after
-		 * every REPEAT, cannot loop between the kernel and the daemon.
-		 * The same port and address match as the input chain's rules, not
-		 * our mark: the mark rule clears it, and a mark alone says nothing
-		 * about the packet.
+		 * FIN/NULL/Xmas probes of this host's protected ports, after the
+		 * host's filter chains (a firewall that drops them keeps them
+		 * silent); with no daemon, input_late answers them.
 		 */
-		for (size_t i = 0; i < c->nprotect; i++) {
-			const struct conf_protect *e = &c->protect[i];
-
-			if (e->naddrs == 0)
-				plan_add(p, RK_CLOSED_SKIP, e, NULL);
-			for (size_t a = 0; a < e->naddrs; a++)
-				plan_add(p, RK_CLOSED_SKIP, e, &e->addrs[a]);
-		}
-		for (uint8_t t = 0; t <= 1; t++)
-			plan_push(p, (struct nftplan_rule){ .kind = RK_CLOSED_SOCKET,
-						    .chain = CH_INPUT_CLOSED, .value = t });
-		plan_push(p, (struct nftplan_rule){ .kind = RK_CLOSED, .chain = CH_INPUT_CLOSED });
+		plan_each(p, c, RK_STRAY_QUEUE, CH_INPUT_CLOSED, want_local_reset);
+		if (hide)
+			plan_push(p, (struct nftplan_rule){ .kind = RK_NOCONN_RESET,
+						    .chain = CH_INPUT_LATE });
+		if (c->closed_ports == CLOSED_DAEMON)
+			plan_closed(p, c);
 	}
 	for (size_t i = 0; i < c->nknock; i++) {
 		const struct conf_knock *k = &c->knock[i];
@@ -505,73 +660,4 @@ int nftplan_make(const struct conf *c, struct nftplan *p)
 int nftplan_make_hiding(const struct conf *c, struct nftplan *p)
 {
 	return make(c, p, true);
-}
-
-/* ---------------------------------------------------------------- names */
-
-static const char *kind_name(enum nftplan_kind k)
-{
-	switch (k) {
-	case RK_MARK_INTEG:
-		return "integrity flag rule";
-	case RK_SYN_HIDE:
-	case RK_SYN:
-		return "knock rule";
-	case RK_NAT_ACCEPTED:
-		return "accepted-knock nat rule";
-	case RK_NOCONN_RESET:
-		return "closed-port reject rule";
-	case RK_NAT_REFUSE:
-		return "refusal nat rule (redirect to rules.refuse_port)";
-	case RK_STRAY_QUEUE:
-	case RK_STRAY_DROP:
-	case RK_NOCONN:
-		return "closed-port rule";
-	case RK_INVALID_INTEG:
-		return "integrity invalid-segment rule";
-	case RK_INTEG:
-		return "integrity rule";
-	case RK_INTEG_REPLY:
-		return "integrity reply rule";
-	case RK_CLIENT_SYN:
-		return "client knock rule";
-	case RK_CLIENT_OUT:
-	case RK_CLIENT_IN:
-	case RK_CLIENT_IN_NOCT:
-		return "client translation rule";
-	case RK_CLIENT_FWD_SYN:
-		return "gateway knock rule";
-	case RK_CLIENT_FWD_SPOOF:
-		return "gateway source-check rule (drops a from SYN that came from elsewhere)";
-	case RK_CLIENT_FWD_OUT:
-	case RK_CLIENT_FWD_IN:
-	case RK_CLIENT_FWD_IN_NOCT:
-		return "gateway translation rule";
-	case RK_CLIENT_ICMP:
-	case RK_CLIENT_FWD_ICMP:
-		return "client ICMP error rule";
-	case RK_CT_KEEP:
-		return "conntrack keeper rule";
-	case RK_CLOSED_SKIP:
-		return "closed_ports rule";
-	case RK_CLOSED_SOCKET:
-		return "closed_ports listener rule (closed_ports \"daemon\"; needs nft_socket)";
-	case RK_CLOSED:
-		return "closed_ports rule";
-	}
-	return "rule";
-}
-
-void nftplan_rule_what(const struct nftplan_rule *ru, char *buf, size_t len)
-{
-	if (ru->port)
-		snprintf(buf, len, "%s for port %u (%s entry at line %d)", kind_name(ru->kind),
-			 ru->port,
-			 ru->chain == CH_PREROUTING || ru->chain == CH_PREROUTING_NAT ||
-					 ru->chain == CH_INPUT_CLOSED || ru->chain == CH_POSTROUTING
-				 ? "protect"
-				 : "knock",
-			 ru->entry_line);
-	else
-		snprintf(buf, len, "%s", kind_name(ru->kind));
 }

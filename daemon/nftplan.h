@@ -21,9 +21,11 @@ enum nftplan_chain {
 	CH_PREROUTING,		/* the server's: before DNAT, what the client dialled */
 	CH_PREROUTING_LATE,	/* what no daemon answered: the kernel's RST */
 	CH_PREROUTING_NAT,	/* refused SYNs to a closed port (nat) */
+	CH_PREROUTING_CLOSED,	/* probes of closed ports that open a connection, after DNAT */
 	CH_POSTROUTING,		/* the service's side of integrity flows, after un-NAT */
 	CH_INPUT,		/* the client's user path, incoming */
-	CH_INPUT_CLOSED,	/* closed_ports "daemon" */
+	CH_INPUT_CLOSED,	/* FIN/NULL/Xmas probes, after the host's filter */
+	CH_INPUT_LATE,		/* ... those no daemon answered: RST */
 	CH_OUTPUT_RAW,		/* the client's SYNs and user path, before conntrack */
 	CH_PREROUTING_RAW,	/* gateway client role: routed SYNs and user path, likewise */
 	CH_FORWARD_USER,	/* ... user path: the routed flows' answers */
@@ -48,10 +50,11 @@ enum nftplan_kind {
 	RK_SYN_HIDE,		/* new SYNs to a protected port: queue, bypass */
 	RK_SYN,			/* the other SYNs to it (invalid, untracked, loopback): queue */
 	RK_NAT_ACCEPTED,	/* a SYN the daemon let through: no redirect */
-	RK_NAT_REFUSE,		/* any other: redirect to rules.refuse_port */
+	RK_NAT_REFUSE,		/* any other new connection: redirect to rules.refuse_port */
 	RK_NOCONN_RESET,	/* a NOCONN-coded segment no daemon saw: reject with RST */
 	RK_STRAY_QUEUE,		/* FIN/NULL/Xmas: queue, answered like a closed port */
 	RK_STRAY_DROP,		/* on_fail "drop": anything not a SYN, untracked: drop */
+	RK_NOCONN_NEW,		/* reset: not a SYN, a new conntrack entry from outside: queue */
 	RK_NOCONN,		/* reset: not a SYN, no connection conntrack knows: queue */
 	RK_INVALID_INTEG,	/* integrity: not a SYN, conntrack says invalid: mark, queue */
 	RK_INTEG,		/* flows awaiting integrity bytes: queue */
@@ -68,9 +71,10 @@ enum nftplan_kind {
 	RK_CLIENT_ICMP,		/* ICMP errors about this host's flows to a knock destination */
 	RK_CLIENT_FWD_ICMP,	/* ... about routed flows from a `from` prefix to one */
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
-	RK_CLOSED_SKIP,		/* closed_ports "daemon": a protected port, the input chain's */
-	RK_CLOSED_SOCKET,	/* ... a socket answers (value = transparent) */
-	RK_CLOSED,		/* ... none does: queue, bypass */
+	RK_PROBE_GATE,		/* closed_ports "daemon": not a new connection: not a probe */
+	RK_PROBE_SKIP,		/* ... a protected port: decided in chain prerouting */
+	RK_PROBE_SOCKET,	/* ... a socket answers (value = transparent) */
+	RK_PROBE,		/* ... none does, a port of this host: queue, bypass */
 };
 
 struct nftplan_rule {
@@ -85,8 +89,9 @@ struct nftplan_rule {
 	bool local;			/* only to this host's own addresses (fib) */
 	bool forward;			/* a forward entry's: addr is a routed host */
 	bool bypass;			/* queue with bypass (a later rule answers) */
+	uint8_t qset;			/* enum conf_qset: the set it queues to */
 	int entry_line;
-	uint8_t value;			/* RK_CLOSED_SOCKET: the socket's transparent flag */
+	uint8_t value;			/* RK_PROBE_SOCKET: the socket's transparent flag */
 };
 
 struct nftplan {
@@ -94,7 +99,7 @@ struct nftplan {
 	struct nftplan_rule *r;
 	bool failed;
 	bool used[CH_MAX];
-	uint16_t qnum, qtotal;
+	uint16_t qnum[QSET_MAX], qtotal;	/* each set's first queue; queues per set */
 	bool bypass;
 	uint16_t refuse_port;		/* rules.refuse_port */
 	bool hiding;			/* no daemon to queue SYNs to (nftplan_make_hiding) */

@@ -184,7 +184,7 @@ static int probe_kind(enum nft_queue_kind kind)
 {
 	struct nftbatch *bt = calloc(1, sizeof(*bt));
 	char table[48], err[256];
-	struct nftplan p = { .qnum = 0, .qtotal = 1 };
+	struct nftplan p = { .qtotal = 1 };
 	struct nftplan_rule ru = { .kind = RK_STRAY_QUEUE, .chain = CH_INPUT_CLOSED, .port = 9 };
 	const struct nl_ack *m;
 	int ret = -ENOMEM;

@@ -110,6 +110,8 @@ void pf_accept(const struct server *s, struct nfqueue *q, uint32_t id, uint32_t 
 
 void pf_unhold(struct server *s, struct nfqueue *q, struct pending_flow *pf, bool ok)
 {
+	/* Held segments wait in the data queue, whichever packet ends them. */
+	q = server_hold_q(s, q);
 	if (ok) {
 		/*
 		 * The client's in sequence order first (a FIN held after the
@@ -158,6 +160,7 @@ void pf_abort(struct server *s, struct nfqueue *q, int family, const uint8_t *lo
 
 	/* Verdicts first: the aborted socket must find nothing left to read. */
 	nfqueue_flush(q);
+	nfqueue_flush(server_hold_q(s, q));
 	r = s->sk ? sockkill_destroy(s->sk, family, local, lport, remote, rport) : -ENOTSUP;
 	if (r < 0 && p)
 		server_send_closed_rst(s, p, v);
@@ -386,6 +389,14 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 	fe->expires = s->mono + c->integrity_timeout;
 	flag_syn(s, q, pf, p);
 	return PENDING_STARTED;
+}
+
+bool pending_knows(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v)
+{
+	struct flow_key k;
+
+	flow_key_client(&k, v, p->data);
+	return flow_lookup(&s->pending, &k) != NULL;
 }
 
 bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,

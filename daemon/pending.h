@@ -79,6 +79,9 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
 		      const struct pkt_view *v);
 
+/* Is p (from the client) a segment of an integrity flow being checked? */
+bool pending_knows(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v);
+
 /* A segment from the client of a flagged flow (not a SYN). */
 void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
 		    const struct pkt_view *v, int pi);

@@ -10,11 +10,14 @@
  * A packet that does not get through gets what a closed port gives, one
  * name per case: refuse_knock() counts a SYN without a valid knock, then
  * mimic_closed_port() answers as the entry's on_fail says (the kernel's RST
- * or silence): a new SYN goes on to the nat rule's closed port, anything
- * else is dropped and answered by server_send_closed_rst(), which sends the
- * RST itself (also for pending.c's pf_abort());
+ * or silence): a new connection (NEWSYN) goes on to the nat rule's closed
+ * port, anything else is dropped and answered by server_send_closed_rst(),
+ * which sends the RST itself (also for pending.c's pf_abort());
  * answer_unlistened_port() is closed_ports "daemon" for a port nobody
- * listens on: the kernel answers it, after the same work as a knock.
+ * listens on: the same work and the same mimic_closed_port() as a probe of
+ * a protected port, and the kernel, or our RST, answers as the closed port
+ * it is.  verify_work() is the verification every SYN decided here costs:
+ * the entry's own, padded to the budget (server.h).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -50,6 +53,47 @@ static void guess_params_of(const struct conf *c, struct guess_params *ret)
 				      .penalty = c->guess_penalty };
 }
 
+/*
+ * MACs (ISN computations) verifying a SYN against entry e takes
+ * (verify_syn): per key and candidate destination, one per epoch, and
+ * without a timestamp in native mode (no integrity) the nonce form's too.
+ */
+static unsigned key_macs(const struct conf_protect *e, bool no_ts)
+{
+	unsigned epochs = e->mode == KG_MODE_NATIVE && e->window ? 3 : 1;
+	unsigned forms = e->mode == KG_MODE_NATIVE && no_ts && !e->integrity_len ? 2 : 1;
+
+	return epochs * forms;
+}
+
+static unsigned entry_macs(const struct conf_protect *e, bool no_ts)
+{
+	unsigned dests = 1 + (unsigned)(e->npublic < CONF_MAX_PUBLIC ? e->npublic : CONF_MAX_PUBLIC);
+
+	return (unsigned)e->nkeys * dests * key_macs(e, no_ts);
+}
+
+void server_budget_of(const struct conf *c, struct server_budget *ret)
+{
+	struct server_budget b = { .key = { -1, -1 } };
+
+	for (size_t i = 0; i < c->nprotect && i < CONF_MAX_PROTECT; i++) {
+		const struct conf_protect *e = &c->protect[i];
+
+		if (e->mode != KG_MODE_KNOCK && e->mode != KG_MODE_NATIVE)
+			continue;
+		for (int no_ts = 0; no_ts <= 1; no_ts++) {
+			unsigned n = entry_macs(e, no_ts);
+
+			if (n > b.calls[no_ts][e->mode])
+				b.calls[no_ts][e->mode] = n;
+		}
+		if (b.key[e->mode] < 0 && e->nkeys > 0)
+			b.key[e->mode] = e->keys[0];
+	}
+	*ret = b;
+}
+
 int server_init(struct server *s, const struct conf *c, struct replay *replay,
 		struct sockkill *sk, struct rawsock *rs, struct ctnl *ct, unsigned nqueues)
 {
@@ -58,6 +102,7 @@ int server_init(struct server *s, const struct conf *c, struct replay *replay,
 
 	memset(s, 0, sizeof(*s));
 	s->conf = c;
+	server_budget_of(c, &s->budget);
 	s->replay = replay;
 	s->sk = sk;
 	s->rs = rs;
@@ -145,34 +190,40 @@ static bool let_kernel_discard(struct server *s, struct nfqueue *q, const struct
 }
 
 /*
- * Gives p what a closed port would give under entry e: the kernel's RST
- * (on_fail "reset"), or nothing (on_fail "drop"); the packet goes no
- * further, but to a closed port.
+ * Gives p what a closed port would give: the kernel's RST (on_fail
+ * "reset"), or nothing (on_fail "drop"); the packet goes no further, but to
+ * a closed port.  closed: p is a probe of a port nobody listens on
+ * (answer_unlistened_port), which takes the same path.
  */
 static void mimic_closed_port(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-			      const struct pkt_view *v, const struct conf_protect *e)
+			      const struct pkt_view *v, enum on_fail how, bool closed)
 {
 	const struct kgw_marks *m = &s->conf->marks;
 
-	if (e->on_fail == ON_FAIL_RESET && let_kernel_discard(s, q, p, v))
+	if (how == ON_FAIL_RESET && let_kernel_discard(s, q, p, v))
 		return;
 	/*
-	 * A new SYN from outside (the rule marked it NEWSYN) is refused by
-	 * the kernel itself: it goes on unmarked, and the nat rule sends it
-	 * to rules.refuse_port, of this host or, for a routed one (forward),
-	 * of that host, where nobody listens.  The answer is then a closed
-	 * port's by construction, IP options and all, with the routed host's
-	 * own fields and this hop on it (nftplan.c).  Any other SYN (invalid,
-	 * untracked, loopback) the nat rule cannot redirect: the RST is ours.
+	 * A new connection from outside (the rule marked it NEWSYN: a SYN, or
+	 * an ACK conntrack took up) is refused by the kernel itself: it goes
+	 * on unmarked, and the nat rule sends it to rules.refuse_port, of this
+	 * host or, for a routed one (forward), of that host, where nobody
+	 * listens.  The answer is then a closed port's by construction, IP
+	 * options and all, with the routed host's own fields and this hop on
+	 * it (nftplan.c).  A closed port's probe goes on the same way, past
+	 * every DNAT already, to the port itself.  Anything else (a SYN that
+	 * is invalid, untracked or from loopback, a FIN/NULL/Xmas probe) the
+	 * nat rule cannot redirect: the RST is ours.
 	 */
-	if (e->on_fail == ON_FAIL_RESET && kgw_mark_code(m, p->mark) == m->newsyn) {
+	if (how == ON_FAIL_RESET && kgw_mark_code(m, p->mark) == m->newsyn) {
 		nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, kgw_mark_own(m, p->mark));
-		s->cnt.c[SC_nat_refusals]++;
+		s->cnt.c[closed ? SC_closed : SC_nat_refusals]++;
 		return;
 	}
 	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-	if (e->on_fail == ON_FAIL_RESET)
+	if (how == ON_FAIL_RESET)
 		server_send_closed_rst(s, p, v);
+	if (closed)
+		s->cnt.c[SC_closed]++;
 }
 
 /* A SYN to protected entry pi that is not let through: counted as why, then mimic_closed_port. */
@@ -193,7 +244,7 @@ static void refuse_knock(struct server *s, struct nfqueue *q, const struct nfque
 			       "refused SYN from %s port %u to port %u: %s", src, v->sport, v->dport,
 			       server_counter_name(why));
 	}
-	mimic_closed_port(s, q, p, v, &s->conf->protect[pi]);
+	mimic_closed_port(s, q, p, v, s->conf->protect[pi].on_fail, false);
 }
 
 /*
@@ -204,7 +255,7 @@ static void refuse_knock(struct server *s, struct nfqueue *q, const struct nfque
  * candidate, also after a match, so that the time taken says nothing about
  * which one matched.
  */
-static int match_key(const struct server *s, const struct conf_protect *e,
+static int match_key(struct server *s, const struct conf_protect *e,
 		     const struct pkt_view *v, const uint8_t *buf, struct verify_match *ret_match,
 		     struct dest *ret_dialled)
 {
@@ -215,6 +266,8 @@ static int match_key(const struct server *s, const struct conf_protect *e,
 				    .window = e->window, .no_ts = !v->has_ts };
 	int matched = -1;
 
+	unsigned macs = key_macs(e, !v->has_ts);
+
 	for (size_t i = 0; i < nd; i++) {
 		struct isn_input in = { .family = d[i].family, .dst = d[i].addr,
 					.port = d[i].port, .tsval = v->has_ts ? v->tsval : 0 };
@@ -222,6 +275,7 @@ static int match_key(const struct server *s, const struct conf_protect *e,
 		for (size_t k = 0; k < e->nkeys; k++) {
 			struct verify_match vm;
 
+			s->isn_work += macs;
 			if (verify_syn(&c->keyring.keys[e->keys[k]], &vp, &in, v->seq, s->wall,
 				       &vm) == VERIFY_OK &&
 			    matched < 0) {
@@ -255,6 +309,51 @@ static void note_displaced(struct server *s, const struct replay_room *room)
 		 room->key, room->how == REPLAY_ROOM_SOURCE ? "source" : "key");
 }
 
+/*
+ * Verifications of the budget (server.h) that entry e's own (done[mode])
+ * left undone, with keys and results that count for nothing.
+ */
+static void pad_verify(struct server *s, const struct pkt_view *v, const uint8_t *buf,
+		       const unsigned done[static 2])
+{
+	struct isn_input in = { .family = v->family, .dst = pkt_dst(buf, v), .port = v->dport,
+				.tsval = v->has_ts ? v->tsval : 0 };
+	const unsigned *budget = s->budget.calls[!v->has_ts];
+
+	for (int mode = KG_MODE_KNOCK; mode <= KG_MODE_NATIVE; mode++) {
+		/* One MAC a call: one epoch (window 0), the classic form only. */
+		const struct verify_params vp = { .mode = (enum kg_mode)mode };
+		int k = s->budget.key[mode];
+
+		for (unsigned i = done[mode]; k >= 0 && i < budget[mode]; i++) {
+			struct verify_match vm;
+
+			s->isn_work++;
+			s->pad_sink += (uint32_t)verify_syn(&s->conf->keyring.keys[k], &vp, &in,
+							    v->seq + i, s->wall, &vm);
+		}
+	}
+}
+
+/*
+ * Every SYN decided here (for entry e, or none: a closed port's probe)
+ * costs the budget's verifications: e's own (match_key), then the padding.
+ */
+static int verify_work(struct server *s, const struct conf_protect *e, const struct pkt_view *v,
+		       const uint8_t *buf, struct verify_match *ret_match, struct dest *ret_dialled)
+{
+	unsigned done[2] = { 0, 0 };
+	int matched = -1;
+
+	if (e) {
+		matched = match_key(s, e, v, buf, ret_match, ret_dialled);
+		if (e->mode == KG_MODE_KNOCK || e->mode == KG_MODE_NATIVE)
+			done[e->mode] = entry_macs(e, !v->has_ts);
+	}
+	pad_verify(s, v, buf, done);
+	return matched;
+}
+
 static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
 		       const struct pkt_view *v, int pi)
 {
@@ -273,10 +372,10 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		/* Serving a guessing penalty: not even verified (guess.h). */
 		s->cnt.c[SC_penalized]++;
 		s->cnt.port_refused[pi]++;
-		mimic_closed_port(s, q, p, v, e);
+		mimic_closed_port(s, q, p, v, e->on_fail, false);
 		return;
 	}
-	matched = match_key(s, e, v, p->data, &vm, &dialled);
+	matched = verify_work(s, e, v, p->data, &vm, &dialled);
 	if (matched < 0) {
 		refuse_knock(s, q, p, v, pi, SC_syn_refused);
 		return;
@@ -340,7 +439,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		case PENDING_REFUSED:
 			/* No room for its flow (counted there): refused like any other. */
 			s->cnt.port_refused[pi]++;
-			mimic_closed_port(s, q, p, v, e);
+			mimic_closed_port(s, q, p, v, e->on_fail, false);
 			return;
 		}
 	}
@@ -357,11 +456,13 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 }
 
 /*
- * closed_ports "daemon": a SYN or FIN/NULL/Xmas probe to a port nobody
- * listens on.  A refused knock spends its verification first; so does a SYN
- * here, against the first protect entry's keys (the result is not used),
- * and then it goes on, as a refused knock does, for the kernel to answer
- * as the closed port it is: the two take the same path and the same time.
+ * closed_ports "daemon": a probe of a port nobody listens on (nftplan.c):
+ * a new connection (SYN, ACK) from prerouting, which the rule coded
+ * NEWSYN, or a FIN/NULL/Xmas probe from input.  It gets what the same
+ * probe of a protected port gets, step by step: a SYN the guessing check
+ * and the verifications (their results unused), then mimic_closed_port():
+ * a new connection goes on, for the kernel to answer as the closed port it
+ * is; a FIN/NULL/Xmas probe gets our RST.
  */
 static void answer_unlistened_port(struct server *s, struct nfqueue *q,
 				   const struct nfqueue_packet *p, const struct pkt_view *v)
@@ -369,10 +470,13 @@ static void answer_unlistened_port(struct server *s, struct nfqueue *q,
 	struct verify_match vm;
 	struct dest dialled;
 
-	if ((v->flags & TCP_SYN) && s->conf->nprotect > 0)
-		(void)match_key(s, &s->conf->protect[0], v, p->data, &vm, &dialled);
-	s->cnt.c[SC_closed]++;
-	nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+	if ((v->flags & (TCP_SYN | TCP_ACK)) == TCP_SYN &&
+	    !guess_penalized(&s->guess, v->family, pkt_src(p->data, v), s->mono)) {
+		(void)verify_work(s, NULL, v, p->data, &vm, &dialled);
+		/* A refusal's lookup in the guessing table, counting nothing. */
+		s->pad_sink += guess_known(&s->guess, v->family, pkt_src(p->data, v));
+	}
+	mimic_closed_port(s, q, p, v, ON_FAIL_RESET, true);
 }
 
 bool server_wants(const struct server *s, const struct nfqueue_packet *p)
@@ -401,8 +505,10 @@ bool server_wants(const struct server *s, const struct nfqueue_packet *p)
 
 void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p)
 {
+	const struct kgw_marks *m = &s->conf->marks;
 	struct pkt_view v;
 	enum pkt_drop why;
+	uint32_t code;
 	int pi;
 
 	why = pkt_parse(p->data, p->caplen, &v);
@@ -419,7 +525,15 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	}
 	pi = match_protect(s->conf, v.family, pkt_dst(p->data, &v), v.dport);
 	if (pi < 0) {
-		if (s->conf->closed_ports == CLOSED_DAEMON && !(v.flags & (TCP_ACK | TCP_RST))) {
+		/*
+		 * Only the closed_ports rules queue a packet for a port no
+		 * entry protects (its hook, and what it carries, say which);
+		 * one that comes here after a reload dropped the setting is
+		 * answered the same.
+		 */
+		if (p->hook == NF_INET_LOCAL_IN ||
+		    (p->hook == NF_INET_PRE_ROUTING && kgw_mark_code(m, p->mark) == m->newsyn &&
+		     !(v.flags & TCP_RST))) {
 			answer_unlistened_port(s, q, p, &v);
 			return;
 		}
@@ -427,21 +541,29 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
 		return;
 	}
+	code = kgw_mark_code(m, p->mark);
 	if ((v.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN) {
 		handle_syn(s, q, p, &v, pi);
 	} else if ((v.flags & (TCP_SYN | TCP_ACK | TCP_RST)) == 0) {
 		/* FIN, NULL, Xmas probes: a listener ignores them, a closed port
 		 * answers; answer like the closed port. */
 		s->cnt.c[SC_stray]++;
-		mimic_closed_port(s, q, p, &v, &s->conf->protect[pi]);
-	} else if (kgw_mark_code(&s->conf->marks, p->mark) == s->conf->marks.noconn &&
-		   s->conf->protect[pi].integrity_len == 0) {
+		mimic_closed_port(s, q, p, &v, s->conf->protect[pi].on_fail, false);
+	} else if ((code == m->noconn || code == m->newsyn) &&
+		   (s->conf->protect[pi].integrity_len == 0 || !pending_knows(s, p, &v))) {
 		/*
-		 * Conntrack knows no connection for it (an ACK with a guessed SYN
-		 * cookie; a flow whose entry was lost): what a closed port gives.
+		 * Conntrack knows no connection for it (an ACK scan, an ACK with
+		 * a guessed SYN cookie; a flow whose entry was lost): what a
+		 * closed port gives, the nat rule's for a new entry (NEWSYN).
 		 */
 		s->cnt.c[SC_noconn]++;
-		mimic_closed_port(s, q, p, &v, &s->conf->protect[pi]);
+		mimic_closed_port(s, q, p, &v, s->conf->protect[pi].on_fail, false);
+	} else if (code == m->newsyn) {
+		/* An integrity flow's segment that lost its conntrack entry. */
+		struct nfqueue_packet lost = *p;
+
+		lost.mark = kgw_mark_own(m, p->mark) | m->noconn;
+		pending_client(s, q, &lost, &v, pi);
 	} else {
 		pending_client(s, q, p, &v, pi);
 	}
@@ -472,6 +594,7 @@ void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, 
 	pending_reload(s, q);
 	rekey_counters(&s->cnt, s->conf, c);
 	s->conf = c;
+	server_budget_of(c, &s->budget);
 	guess_params_of(c, &gp);
 	guess_set_params(&s->guess, &gp);
 	s->held_bytes_max = c->hold_bytes / (nqueues ? nqueues : 1);

@@ -7,8 +7,16 @@
  * has its own lock).  Packets reach it only because the rules queued them:
  * new SYNs to protected ports, segments of flows whose conntrack entry
  * carries the integrity bit (see marks.h, nftrules.c), both ways (pending.h),
- * and with closed_ports "daemon" SYNs and FIN/NULL/Xmas probes to ports
- * nobody listens on.
+ * and with closed_ports "daemon" (the default) the probes of ports nobody
+ * listens on.
+ *
+ * A probe of a closed port gets exactly the work a refused knock gets (the
+ * guessing check, the verifications, the same verdict), and a refused knock
+ * the same whatever entry it was for: every SYN decided here costs the
+ * verifications of the protect entry that needs the most (its keys times
+ * its candidate destinations times its epochs), the rest done as padding,
+ * so the time an answer takes says nothing about the port (nftplan.c has
+ * the paths around the daemon).
  */
 #ifndef KNOCKGW_SERVER_H
 #define KNOCKGW_SERVER_H
@@ -86,8 +94,21 @@ struct server_counters {
 	uint64_t key_accepted[CONF_MAX_KEYS];	/* by conf.keys index; kept by name at reloads */
 };
 
+/*
+ * Verifications (MACs) a SYN costs, per mode, with and without a TCP
+ * timestamp (which decides the native nonce form's work: no secret).
+ */
+struct server_budget {
+	unsigned calls[2][2];		/* [SYN without timestamp][enum kg_mode] */
+	int key[2];			/* a key of each mode for the padding, or -1 */
+};
+
 struct server {
 	const struct conf *conf;
+	struct server_budget budget;	/* from conf */
+	uint32_t pad_sink;		/* the padding's results go here, unread */
+	uint64_t isn_work;		/* ISN computations done, padding included (tests read it) */
+	struct nfqueue *hold_q;		/* the data queue, where integrity segments wait (NULL: any) */
 	struct replay *replay;		/* shared by all queue threads */
 	struct sockkill *sk;		/* may be NULL: then no server-side abort */
 	struct ctnl *ct;		/* clears an integrity flow's conntrack bit */
@@ -138,6 +159,21 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
  * knocks to the new one); a key that is gone loses its count.
  */
 void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, unsigned nqueues);
+
+/*
+ * The verification budget of c (see above): pure, for server_set_conf and
+ * the tests.
+ */
+void server_budget_of(const struct conf *c, struct server_budget *ret);
+
+/*
+ * The queue held integrity segments wait in (their verdicts go there):
+ * s->hold_q, or q when none is set (one queue for everything).
+ */
+static inline struct nfqueue *server_hold_q(const struct server *s, struct nfqueue *q)
+{
+	return s->hold_q ? s->hold_q : q;
+}
 
 /* Resets integrity flows past their deadline; call a few times a second. */
 void server_tick(struct server *s, struct nfqueue *q);

@@ -77,7 +77,7 @@ static void take_conf(struct worker *w)
 		return;
 	const struct conf *c = __atomic_load_n(&ws->conf, __ATOMIC_ACQUIRE);
 
-	server_set_conf(&w->srv, w->q, c, ws->n);
+	server_set_conf(&w->srv, w->q[QSET_DATA], c, ws->n);
 	client_set_conf(&w->cli, c);
 	__atomic_store_n(&w->gen, gen, __ATOMIC_RELEASE);
 	poke(ws->notify_fd);
@@ -85,7 +85,7 @@ static void take_conf(struct worker *w)
 
 static void tick(struct worker *w, uint64_t *last_gc)
 {
-	server_tick(&w->srv, w->q);
+	server_tick(&w->srv, w->q[QSET_DATA]);
 	client_tick(&w->cli);
 	/* Shared tables are collected by one thread only. */
 	if (w->index == 0 && w->srv.mono >= *last_gc + SHARED_GC_S) {
@@ -95,20 +95,41 @@ static void tick(struct worker *w, uint64_t *last_gc)
 	}
 }
 
+/* Which set a worker reads first, when several are readable. */
+static const enum conf_qset read_order[QSET_MAX] = { QSET_SYN, QSET_DATA, QSET_PROBE };
+
+/*
+ * One batch from queue set: its verdicts go out with it (nfqueue_recv),
+ * and so does what it decided for the others (held integrity segments wait
+ * in the data queue whichever packet ends their flow) and its closed-port
+ * answers.  Packets handled, or -errno.
+ */
+static int read_batch(struct worker *w, enum conf_qset set)
+{
+	int n = nfqueue_recv(w->q[set], on_packet, w);
+
+	for (int i = 0; i < QSET_MAX; i++)
+		if (i != (int)set)
+			nfqueue_flush(w->q[i]);
+	w->srv.cnt.c[SC_rst_send_error] += (uint64_t)rawsock_flush(w->rs);
+	return n;
+}
+
 /*
  * At a stop: what the kernel queued before the table stopped queueing gets
  * its verdict now, rather than be dropped with the socket.  Bounded: the
  * rules queue nothing new by then (on_stop "hide"), and a flood that still
  * comes must not hold the stop up.
  */
-static void drain_queue(struct worker *w, struct pollfd *pfd)
+static void drain_queues(struct worker *w, struct pollfd *pfd)
 {
-	for (int round = 0; round < STOP_DRAIN_ROUNDS; round++) {
-		if (poll(pfd, 1, 0) <= 0 || !(pfd[0].revents & POLLIN))
-			return;
-		if (nfqueue_recv(w->q, on_packet, w) <= 0)
-			return;
-		w->srv.cnt.c[SC_rst_send_error] += (uint64_t)rawsock_flush(w->rs);
+	for (int set = 0; set < QSET_MAX; set++) {
+		for (int round = 0; round < STOP_DRAIN_ROUNDS; round++) {
+			if (poll(&pfd[set], 1, 0) <= 0 || !(pfd[set].revents & POLLIN))
+				break;
+			if (read_batch(w, (enum conf_qset)set) <= 0)
+				break;
+		}
 	}
 }
 
@@ -117,16 +138,16 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct workers *ws = w->ws;
 	uint64_t last_gc = 0, next_tick = 0;
-	struct pollfd pfd[2] = {
-		{ .fd = nfqueue_fd(w->q), .events = POLLIN },
-		{ .fd = w->wake_fd, .events = POLLIN },
-	};
+	struct pollfd pfd[QSET_MAX + 1];
 
+	for (int set = 0; set < QSET_MAX; set++)
+		pfd[set] = (struct pollfd){ .fd = nfqueue_fd(w->q[set]), .events = POLLIN };
+	pfd[QSET_MAX] = (struct pollfd){ .fd = w->wake_fd, .events = POLLIN };
 	for (;;) {
 		uint64_t mono = now_ms(CLOCK_MONOTONIC);
 
 		if (__atomic_load_n(&ws->stop, __ATOMIC_ACQUIRE)) {
-			drain_queue(w, pfd);
+			drain_queues(w, pfd);
 			break;
 		}
 		take_conf(w);
@@ -138,34 +159,41 @@ static void *worker_main(void *arg)
 			/* On the second boundary, as the tables count in seconds. */
 			next_tick = (mono / WORKER_TICK_MS + 1) * WORKER_TICK_MS;
 		}
-		if (poll(pfd, 2, (int)(next_tick - mono)) < 0) {
+		if (poll(pfd, QSET_MAX + 1, (int)(next_tick - mono)) < 0) {
 			if (errno == EINTR)
 				continue;
-			log_warn("queue %u: poll failed", nfqueue_num(w->q));
+			log_warn("queue thread %u: poll failed", w->index);
 			__atomic_store_n(&w->error, -errno, __ATOMIC_RELEASE);
 			break;
 		}
-		if (pfd[1].revents & POLLIN)
+		if (pfd[QSET_MAX].revents & POLLIN)
 			drain(w->wake_fd);
-		/*
-		 * Errors too: nfqueue_recv() counts ENOBUFS and survives it,
-		 * and reports what it cannot survive (a socket gone: POLLNVAL).
-		 */
-		if (!(pfd[0].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)))
-			continue;
-		mono = now_ms(CLOCK_MONOTONIC);
-		w->srv.mono = w->cli.mono = mono / 1000;
-		w->srv.wall = w->cli.wall = now_ms(CLOCK_REALTIME) / 1000;
-		int n = nfqueue_recv(w->q, on_packet, w);
-		/* The closed-port answers of the batch, in one system call. */
-		w->srv.cnt.c[SC_rst_send_error] += (uint64_t)rawsock_flush(w->rs);
-		if (n < 0) {
-			errno = -n;
-			log_warn("queue %u: receive failed", nfqueue_num(w->q));
-			__atomic_store_n(&w->error, n, __ATOMIC_RELEASE);
+		for (int i = 0; i < QSET_MAX; i++) {
+			enum conf_qset set = read_order[i];
+			int n;
+
+			/*
+			 * Errors too: nfqueue_recv() counts ENOBUFS and survives
+			 * it, and reports what it cannot survive (a socket gone:
+			 * POLLNVAL).
+			 */
+			if (!(pfd[set].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)))
+				continue;
+			mono = now_ms(CLOCK_MONOTONIC);
+			w->srv.mono = w->cli.mono = mono / 1000;
+			w->srv.wall = w->cli.wall = now_ms(CLOCK_REALTIME) / 1000;
+			n = read_batch(w, set);
+			if (n < 0) {
+				errno = -n;
+				log_warn("queue %u: receive failed", nfqueue_num(w->q[set]));
+				__atomic_store_n(&w->error, n, __ATOMIC_RELEASE);
+				goto out;
+			}
+			/* One batch, then poll again: SYNs first. */
 			break;
 		}
 	}
+out:
 	poke(ws->notify_fd);
 	return NULL;
 }
@@ -184,10 +212,17 @@ static uint32_t copy_range(const struct conf *c)
 
 static int open_one(struct workers *ws, struct worker *w, const struct conf *c, unsigned flags)
 {
-	w->q = nfqueue_open((uint16_t)(c->queue_num + w->index), copy_range(c), c->queue_maxlen,
-			    flags, QUEUE_BATCH);
-	if (!w->q)
-		return -errno;
+	for (int set = 0; set < QSET_MAX; set++) {
+		/* SYNs and probes are decided on their headers; data may be rewritten. */
+		bool data = set == QSET_DATA;
+
+		w->q[set] = nfqueue_open((uint16_t)(conf_queue_first(c, (enum conf_qset)set) +
+						    w->index),
+					 data ? copy_range(c) : COPY_HEADERS + INTEG_MAX_LEN,
+					 c->queue_maxlen, data ? flags : 0, QUEUE_BATCH);
+		if (!w->q[set])
+			return -errno;
+	}
 	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->wake_fd < 0) {
 		log_warn("cannot make an eventfd");
@@ -216,6 +251,7 @@ static int open_one(struct workers *ws, struct worker *w, const struct conf *c, 
 		log_warnx("cannot allocate the pending-flow table");
 		return -ENOMEM;
 	}
+	w->srv.hold_q = w->q[QSET_DATA];
 	if (client_init(&w->cli, c, w->ct, w->rs, ws->intents) < 0) {
 		log_warnx("cannot allocate the client SYN table");
 		return -ENOMEM;
@@ -286,8 +322,9 @@ void workers_close(struct workers *ws)
 	for (unsigned i = 0; i < WORKERS_MAX; i++) {
 		struct worker *w = &ws->w[i];
 
-		if (w->q)
-			nfqueue_close(w->q);
+		for (int set = 0; set < QSET_MAX; set++)
+			if (w->q[set])
+				nfqueue_close(w->q[set]);
 		if (w->wake_fd >= 0)
 			close(w->wake_fd);
 		sockkill_close(w->sk);
@@ -351,12 +388,23 @@ bool workers_alive(const struct workers *ws, uint64_t now, uint64_t max_age_ms)
 
 void workers_stats(const struct workers *ws, struct stats *s)
 {
-	for (unsigned i = 0; i < ws->n && ws->w[i].q; i++) {
+	for (unsigned i = 0; i < ws->n && ws->w[i].q[QSET_MAX - 1]; i++) {
 		const struct worker *w = &ws->w[i];
-		struct stats_queue_src src = {
-			.q = nfqueue_get_stats(w->q), .srv = &w->srv.cnt, .cli = w->cli.cnt,
-		};
+		struct nfqueue_stats sum = { 0 };
+		struct stats_queue_src src = { .q = &sum, .srv = &w->srv.cnt, .cli = w->cli.cnt };
 
+		/* The thread's queues of every set, as one. */
+		for (int set = 0; set < QSET_MAX; set++) {
+			const struct nfqueue_stats *q = nfqueue_get_stats(w->q[set]);
+
+			sum.received += q->received;
+			sum.verdicts += q->verdicts;
+			sum.enobufs += q->enobufs;
+			sum.nl_errors += q->nl_errors;
+			sum.bad_msgs += q->bad_msgs;
+			sum.send_errors += q->send_errors;
+			sum.large_verdicts += q->large_verdicts;
+		}
 		stats_add_queue(s, &src);
 	}
 }

@@ -1,10 +1,17 @@
 /*
- * workers.h - the queue threads: one per NFQUEUE queue, each with its own
- * server and client state.
+ * workers.h - the queue threads: queue.count of them, each with one queue
+ * of every set (conf.h: SYNs, probes, data) and its own server and client
+ * state.
  *
- * A worker sleeps in poll() on its queue's descriptor, its wake eventfd and
- * its next tick (server_tick/client_tick once a second), and calls
- * nfqueue_recv() only when the queue is readable.  It never waits for the
+ * Worker i reads queue i of each set: the kernel spreads every set over its
+ * queues with the same hash of the addresses, so a connection's SYN, its
+ * probes and its data all meet the same worker and its state (an integrity
+ * flow's held segments, say).  A worker sleeps in poll() on its queues'
+ * descriptors, its wake eventfd and its next tick (server_tick/client_tick
+ * once a second), and reads one batch at a time from the first readable
+ * queue in the order SYNs, data, probes, polling again after each: a knock
+ * waits for at most one batch of anything else, and a flood of probes or
+ * of integrity segments fills its own queue, never the SYNs'.  It never waits for the
  * main thread, and the main thread never waits for it except to join it:
  *   - workers_publish() hands a configuration over: stored, its generation
  *     bumped, every worker woken; each takes it between batches, never
@@ -47,7 +54,7 @@ struct worker {
 	struct workers *ws;
 	unsigned index;
 	int wake_fd;			/* eventfd: stop, or a new configuration */
-	struct nfqueue *q;
+	struct nfqueue *q[QSET_MAX];	/* queue index of each set */
 	struct sockkill *sk;
 	struct rawsock *rs;
 	struct ctnl *ct;
@@ -71,8 +78,8 @@ struct workers {
 };
 
 /*
- * Opens min(queue_count, WORKERS_MAX) queues and each one's sockets and
- * state for configuration c (generation 0).  notify_fd is written (an
+ * Opens min(queue_count, WORKERS_MAX) workers' queues (one of each set) and
+ * each one's sockets and state for configuration c (generation 0).  notify_fd is written (an
  * eventfd add) whenever the main thread should look at the workers.
  * 0 or -errno, logged; workers_close() cleans up either way.
  */

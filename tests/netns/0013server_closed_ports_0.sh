@@ -1,8 +1,8 @@
 #!/bin/sh
-# Server role with closed_ports = "daemon": SYNs and FIN/NULL/Xmas probes to
-# ports nobody listens on are answered by the daemon, with the RST the kernel
-# would send (field for field, compared with the kernel's own answer taken
-# before the daemon started), through the same path as a refused knock.
+# Server role with closed_ports = "daemon" (the default): SYNs and FIN/NULL/
+# Xmas probes to ports nobody listens on are answered with the RST the
+# kernel would send (field for field, compared with the kernel's own answer
+# taken before the daemon started), through the same path as a refused knock.
 # Listening ports, valid knocks and established flows are not touched; a
 # port another firewall drops stays silent; without the daemon the kernel
 # answers again.
@@ -63,7 +63,11 @@ out=$(printf 'hello\n' | in_c timeout 10 socat -t 2 - TCP:$S4:8080 2>&1)
 check "a connection to 8080 carries data" [ "$out" = hello ]
 
 # Another firewall in the namespace drops port 24 at priority 0: it stays
-# silent (our closed-port chain runs after it), and the daemon never sees it.
+# silent.  A SYN to it is decided where a refused knock is, at prerouting
+# before any input filter (the two take one path), and the daemon lets it
+# go on, to the firewall, which drops it.  A FIN probe, which the daemon
+# answers itself, is taken at input after the usual filter chains: the
+# daemon never sees it.
 in_s nft -f - <<EOF
 table inet adminfw {
 	chain input { type filter hook input priority 0; policy accept; tcp dport 24 drop; }
@@ -72,7 +76,11 @@ EOF
 before=$(counter closed)
 probe fw $C4 $S4 24 11111111 --timeout 1
 check "a port another firewall drops gets no answer" [ "$(flags_of fw)" = None ]
-check "... and never reaches the daemon" [ "$(counter closed)" = "$before" ]
+check "... its SYN went through the daemon first, as a refused knock's does" \
+	[ "$(counter closed)" = $((before + 1)) ]
+probe fwfin $C4 $S4 24 11111111 --flags fin --timeout 1
+check "a FIN probe of it gets no answer either" [ "$(flags_of fwfin)" = None ]
+check "... and never reaches the daemon" [ "$(counter closed)" = $((before + 1)) ]
 in_s nft delete table inet adminfw
 
 stop_knockgw

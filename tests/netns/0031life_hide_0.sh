@@ -69,7 +69,8 @@ check "a clean stop leaves the table" has_table
 # paused_start NAME FUNCTION SKIP: a start held under gdb at the call of
 # FUNCTION after the first SKIP, while a plain SYN comes (the prober waits
 # for its answer), then let go 0.5 s later; the SYN's answer is in NAME.
-# The daemon stops.
+# The daemon stops.  The SYN queue is the first a start binds; the others
+# (probes, data) follow with the breakpoint gone.
 paused_start() {
 	rm -f "$TMP/paused" "$TMP/go"
 	# LeakSanitizer cannot work under ptrace (make check-asan): off here.
@@ -77,7 +78,7 @@ paused_start() {
 		gdb -q -batch -nx -ex 'set breakpoint pending on' \
 		-ex 'handle SIGTERM nostop noprint pass' -ex "break $2" -ex "ignore 1 $3" -ex run \
 		-ex "shell touch $TMP/paused; n=0; while [ ! -e $TMP/go ] && [ \$n -lt 200 ]; do sleep 0.05; n=\$((n + 1)); done" \
-		-ex continue --args "$TMP/bin/knockgw" -f -v -c "$TMP/knockgw.conf" \
+		-ex 'delete 1' -ex continue --args "$TMP/bin/knockgw" -f -v -c "$TMP/knockgw.conf" \
 		>"$TMP/gdb-$1.log" 2>&1 &
 	gdb_pid=$!
 	wait_for 20 test -e "$TMP/paused" || cat "$TMP/gdb-$1.log"

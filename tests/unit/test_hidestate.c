@@ -98,7 +98,7 @@ static bool prefix_same(const struct prefix *a, const struct prefix *b)
 /* The two plans make the same rules (their configuration lines aside). */
 static bool plans_equal(const struct nftplan *a, const struct nftplan *b, int id, const char *what)
 {
-	if (a->n != b->n || a->qnum != b->qnum || a->qtotal != b->qtotal ||
+	if (a->n != b->n || memcmp(a->qnum, b->qnum, sizeof(a->qnum)) != 0 || a->qtotal != b->qtotal ||
 	    a->bypass != b->bypass || a->refuse_port != b->refuse_port || a->hiding != b->hiding ||
 	    memcmp(&a->m, &b->m, sizeof(a->m)) != 0 || memcmp(a->used, b->used, sizeof(a->used))) {
 		printf("# row %d, %s: plans differ: %zu rules and %zu\n", id, what, a->n, b->n);
@@ -111,7 +111,8 @@ static bool plans_equal(const struct nftplan *a, const struct nftplan *b, int id
 		    !prefix_same(x->addr, y->addr) || !prefix_same(x->from, y->from) ||
 		    x->addr_is_src != y->addr_is_src || x->local != y->local ||
 		    x->rpf != y->rpf || !x->iif != !y->iif || (x->iif && strcmp(x->iif, y->iif)) ||
-		    x->forward != y->forward || x->bypass != y->bypass || x->value != y->value) {
+		    x->forward != y->forward || x->bypass != y->bypass || x->value != y->value ||
+		    x->qset != y->qset) {
 			printf("# row %d, %s: rule %zu differs\n", id, what, i);
 			return false;
 		}

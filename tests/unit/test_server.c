@@ -74,6 +74,7 @@ enum ev_kind { EV_VERDICT, EV_FLUSH, EV_HELD, EV_KILL, EV_ANSWER, EV_UNFLAG };
 
 struct event {
 	enum ev_kind kind;
+	const struct nfqueue *q;	/* verdict, flush, held: the queue */
 	uint32_t id;			/* verdict */
 	enum nfqueue_verdict v;
 	bool marked;
@@ -96,12 +97,24 @@ static uint8_t fake_ct_state;		/* enum tcp_conntrack, 0: no entry */
 static bool fake_ct_flagged;		/* the entry is there with our bit */
 static unsigned fake_ct_gets;
 static size_t fake_held_last;		/* the last nfqueue_set_held value */
-static char fake_q, fake_sk, fake_rs, fake_ct;
+static char fake_q, fake_pq, fake_dq, fake_sk, fake_rs, fake_ct;
 
+/*
+ * One queue for everything, or (a scenario run "split") one per set, as the
+ * daemon's queue threads have them: SYNs FAKE_Q, probes FAKE_PQ, data
+ * FAKE_DQ, where held segments wait (server.hold_q).
+ */
 #define FAKE_Q ((struct nfqueue *)&fake_q)
+#define FAKE_PQ ((struct nfqueue *)&fake_pq)
+#define FAKE_DQ ((struct nfqueue *)&fake_dq)
 #define FAKE_SK ((struct sockkill *)&fake_sk)
 #define FAKE_RS ((struct rawsock *)&fake_rs)
 #define FAKE_CT ((struct ctnl *)&fake_ct)
+
+static bool fake_queue(const struct nfqueue *q)
+{
+	return q == FAKE_Q || q == FAKE_PQ || q == FAKE_DQ;
+}
 
 static struct event *record(enum ev_kind kind)
 {
@@ -120,7 +133,8 @@ void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v)
 {
 	struct event *e = record(EV_VERDICT);
 
-	fake_misuse += q != FAKE_Q;
+	fake_misuse += !fake_queue(q);
+	e->q = q;
 	e->id = id;
 	e->v = v;
 }
@@ -129,7 +143,8 @@ void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v
 {
 	struct event *e = record(EV_VERDICT);
 
-	fake_misuse += q != FAKE_Q;
+	fake_misuse += !fake_queue(q);
+	e->q = q;
 	e->id = id;
 	e->v = v;
 	e->marked = true;
@@ -148,15 +163,18 @@ void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
 
 int nfqueue_flush(struct nfqueue *q)
 {
-	fake_misuse += q != FAKE_Q;
-	record(EV_FLUSH);
+	fake_misuse += !fake_queue(q);
+	record(EV_FLUSH)->q = q;
 	return 0;
 }
 
 void nfqueue_set_held(struct nfqueue *q, size_t held)
 {
-	fake_misuse += q != FAKE_Q;
-	record(EV_HELD)->held = held;
+	struct event *e = record(EV_HELD);
+
+	fake_misuse += !fake_queue(q);
+	e->q = q;
+	e->held = held;
 	fake_held_last = held;
 }
 
@@ -458,6 +476,7 @@ struct step {
 	unsigned unflags;	/* conntrack bits cleared (ctnl_set_mark) */
 	unsigned victim;	/* whose socket is aborted: who + 1; 0 the step's own */
 	bool anykill;		/* aborts of several flows: counted, not checked */
+	bool input;		/* K_STRAY: from the input hook (input_closed), not prerouting */
 };
 
 enum code { CODE_NONE, CODE_INVALID, CODE_NOCONN, CODE_NEWSYN };
@@ -605,15 +624,30 @@ static const struct scenario scenarios[] = {
 	  .s = { SYN("1K", .code = CODE_NEWSYN), SYN("2R", .code = CODE_NEWSYN, .who = OTHER_SRC) },
 	  .cnt = { C(syn_accepted, 1), C(replay_refused, 1), C(nat_refusals, 1) } },
 	/*
-	 * closed_ports "daemon": SYNs and strays nobody listens for go on, to
-	 * the kernel's closed-port answer, after the work a knock costs
+	 * closed_ports "daemon": a probe of a port nobody listens on gets what
+	 * the same probe of a protected port gets: a new connection (NEWSYN,
+	 * from prerouting_closed) goes on to the kernel's closed-port answer
+	 * after the work a knock costs, a FIN/NULL/Xmas probe (from
+	 * input_closed) gets our RST
 	 */
 	{ "closed port SYN, the kernel answers", E_ADDR, V4, true, .closed_daemon = true,
-	  .s = { SYN("1A", .who = OTHER_PORT), SYN("2A", .who = OTHER_DST), SYN("3K") },
+	  .s = { SYN("1R", .who = OTHER_PORT, .code = CODE_NEWSYN, .mark = 0x42),
+		 SYN("2R", .who = OTHER_DST, .code = CODE_NEWSYN), SYN("3K") },
 	  .cnt = { C(closed, 2), C(syn_accepted, 1) } },
-	{ "closed port FIN/NULL v6, the kernel answers", E_KNOCK, V6, false, .closed_daemon = true,
-	  .s = { STRAY(FIN, "1A", .who = OTHER_PORT), STRAY(0, "2A", .who = OTHER_PORT) },
-	  .cnt = { C(closed, 2) } },
+	{ "closed port ACK (ACK or window scan): the kernel answers", E_KNOCK, V6, true,
+	  .s = { BARE(ACK, "1R", .who = OTHER_PORT, .code = CODE_NEWSYN) },
+	  .cnt = { C(closed, 1) } },
+	{ "closed port FIN/NULL/Xmas v6 at input: our RST, as a protected port's", E_KNOCK, V6,
+	  false, .closed_daemon = true,
+	  .s = { STRAY(FIN, "1D", .who = OTHER_PORT, .input = true, .answers = 1),
+		 STRAY(0, "2D", .who = OTHER_PORT, .input = true, .answers = 1),
+		 STRAY(FIN | TCP_PSH | TCP_URG, "3D", .input = true, .answers = 1) },
+	  .cnt = { C(closed, 2), C(stray, 1), C(rst_sent, 3) } },
+	{ "a prerouting packet for no entry that no closed-port rule coded: dropped", E_KNOCK,
+	  V4, true,
+	  .s = { SYN("1D", .who = OTHER_PORT), BARE(ACK | TCP_RST, "2D", .who = OTHER_PORT,
+						   .code = CODE_NEWSYN) },
+	  .cnt = { C(no_entry, 2) } },
 	/* A local port's refused new SYN: the nat rule's closed port answers it. */
 	{ "a refused new SYN goes on to the nat rule", E_KNOCK, V4, true,
 	  .s = { SYN("1R", .how = ISN_BAD, .code = CODE_NEWSYN, .mark = 0x42),
@@ -969,10 +1003,18 @@ static const struct scenario scenarios[] = {
 	  .s = { BARE(ACK, "1D", .answers = 1, .code = CODE_NOCONN),
 		 BARE(ACK | TCP_SYN, "2D", .answers = 1, .code = CODE_NOCONN) },
 	  .cnt = { C(noconn, 2), C(rst_sent, 2) } },
-	{ "no connection, integrity entry, no flow: dropped, reset", E_INTEG, V4, false,
-	  .kill_ret = -ENOENT,
-	  .s = { BARE(ACK, "1D", .answers = 1, .kills = 1, .code = CODE_NOCONN) },
-	  .cnt = { C(integ_unknown, 1), C(rst_sent, 1) } },
+	{ "no connection, integrity entry, no flow: the closed-port answer", E_INTEG, V4, false,
+	  .s = { BARE(ACK, "1D", .answers = 1, .code = CODE_NOCONN),
+		 BARE(ACK, "2R", .who = OTHER_SPORT, .code = CODE_NEWSYN) },
+	  .cnt = { C(noconn, 2), C(rst_sent, 1), C(nat_refusals, 1) } },
+	{ "an ACK scan of a protected port: refused through the nat rule", E_KNOCK, V4, true,
+	  .s = { BARE(ACK, "1R", .code = CODE_NEWSYN, .mark = 0x42),
+		 BARE(ACK | TCP_PSH, "2R", .code = CODE_NEWSYN, .who = OTHER_SPORT) },
+	  .cnt = { C(noconn, 2), C(nat_refusals, 2) } },
+	{ "conntrack lost a waiting integrity flow, a new entry took the ACK: reset", E_INTEG, V4,
+	  true,
+	  .s = { SYN("1I"), DATA(0, 8, ""), BARE(ACK, "3D 2D", .code = CODE_NEWSYN, .kills = 1) },
+	  .cnt = { C(syn_accepted, 1), C(integ_lost, 1) } },
 	{ "conntrack lost a waiting integrity flow: reset", E_INTEG, V6, true,
 	  .s = { SYN("1I"), DATA(0, 8, ""), DATA(8, 8, "3D 2D", .code = CODE_NOCONN, .kills = 1) },
 	  .cnt = { C(syn_accepted, 1), C(integ_lost, 1) } },
@@ -1154,6 +1196,8 @@ struct flow {
 struct run {
 	const struct scenario *sc;
 	unsigned no;
+	bool split;			/* one queue per set (see FAKE_Q) */
+	struct nfqueue *qof[MAX_IDS];	/* the queue each packet came from */
 	struct server s;
 	struct replay replay;
 	uint32_t next_id;
@@ -1275,6 +1319,8 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 
 			CHECK_EQ_U(ev->id, id, "%s: verdict order", at);
 			CHECK_EQ_U(ev->v, v, "%s: verdict for %u", at, id);
+			CHECK(ev->q == r->qof[id < MAX_IDS ? id : 0], "%s: verdict for %u on its queue",
+			      at, id);
 			if (code == 'I') {
 				CHECK(ev->marked, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark,
@@ -1300,6 +1346,11 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 	CHECK(e == nevents, "%s: extra verdict for %u", at, e < nevents ? events[e].id : 0);
 }
 
+static unsigned queue_index(const struct nfqueue *q)
+{
+	return q == FAKE_PQ ? 1 : q == FAKE_DQ ? 2 : 0;
+}
+
 /* Aborts and answers of events[from..): how many, for which flow, and in what order. */
 static void check_side_effects(struct run *r, unsigned step, size_t from, const struct step *st,
 			       bool have_pkt, uint32_t pkt_seq)
@@ -1308,7 +1359,7 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 	size_t alen = sc->family == AF_INET ? 4 : 16;
 	unsigned kills = 0, answers = 0, unflags = 0;
 	unsigned victim = st->victim ? st->victim - 1 : st->who;
-	bool unflushed = false;
+	const struct nfqueue *unflushed[3] = { NULL, NULL, NULL };	/* by queue */
 	char at[32];
 
 	snprintf(at, sizeof(at), "scenario %u step %u", r->no, step);
@@ -1317,18 +1368,21 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 
 		switch (ev->kind) {
 		case EV_VERDICT:
-			unflushed = true;
+			unflushed[queue_index(ev->q)] = ev->q;
 			r->verdicts[ev->id < MAX_IDS ? ev->id : 0]++;
+			CHECK(ev->q == r->qof[ev->id < MAX_IDS ? ev->id : 0],
+			      "%s: verdict for %u on its queue", at, ev->id);
 			break;
 		case EV_FLUSH:
-			unflushed = false;
+			unflushed[queue_index(ev->q)] = NULL;
 			break;
 		case EV_HELD:
 			break;
 		case EV_KILL:
 			kills++;
 			/* Verdicts first: the aborted socket must find nothing left to read. */
-			CHECK(!unflushed, "%s: verdicts flushed before the abort", at);
+			CHECK(!unflushed[0] && !unflushed[1] && !unflushed[2],
+			      "%s: verdicts flushed before the abort", at);
 			CHECK_EQ_U(ev->family, sc->family, "%s: kill family", at);
 			if (st->anykill)
 				break;
@@ -1362,6 +1416,21 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 	CHECK_EQ_U(kills, st->kills, "%s: sockets aborted", at);
 	CHECK_EQ_U(answers, st->answers, "%s: closed-port answers", at);
 	CHECK_EQ_U(unflags, st->unflags, "%s: conntrack bits cleared", at);
+}
+
+/*
+ * The queue a packet of step st comes from (nftplan.c): SYNs the SYN set's,
+ * probes and segments of no connection the probe set's, the rest (a flow's
+ * segments, either way) the data set's.
+ */
+static struct nfqueue *queue_of(const struct run *r, const struct step *st)
+{
+	if (!r->split || st->k == K_SYN)
+		return FAKE_Q;
+	if (st->k == K_STRAY || st->k == K_BAD ||
+	    (st->k == K_BARE && (st->code == CODE_NOCONN || st->code == CODE_NEWSYN)))
+		return FAKE_PQ;
+	return FAKE_DQ;
 }
 
 /* Sends one packet of step st; returns its seq. */
@@ -1446,8 +1515,8 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 
 	p = (struct nfqueue_packet){
 		.id = ++r->next_id, .hw_proto = sc->family == AF_INET ? 0x0800 : 0x86dd,
-		.hook = NF_INET_PRE_ROUTING, .mark = st->mark, .indev = INDEV, .data = buf,
-		.caplen = caplen, .wirelen = len,
+		.hook = st->input ? NF_INET_LOCAL_IN : NF_INET_PRE_ROUTING, .mark = st->mark,
+		.indev = INDEV, .data = buf, .caplen = caplen, .wirelen = len,
 	};
 	if (st->k == K_REPLY) {
 		/* What the postrouting rule queues: the service's segment, marked. */
@@ -1461,11 +1530,15 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 			 (st->code == CODE_INVALID  ? conf.marks.invalid
 			  : st->code == CODE_NOCONN ? conf.marks.noconn
 						    : conf.marks.newsyn);
-	if (p.id < MAX_IDS)
+	if (st->input)
+		CHECK(server_wants(&r->s, &p), "scenario %u: the server takes an input probe", r->no);
+	if (p.id < MAX_IDS) {
 		r->marks[p.id] = p.mark;
+		r->qof[p.id] = queue_of(r, st);
+	}
 	fake_ct_state = st->ct;
 	fake_ct_flagged = st->k != K_SYN && !st->ct_lost;
-	server_packet(&r->s, FAKE_Q, &p);
+	server_packet(&r->s, r->qof[p.id < MAX_IDS ? p.id : 0], &p);
 	return s.seq;
 }
 
@@ -1498,8 +1571,9 @@ static void check_counters(struct run *r)
 	}
 }
 
-static void run_scenario(unsigned no, const struct scenario *sc)
+static void run_scenario(unsigned no, const struct scenario *sc, bool split)
 {
+	struct nfqueue *dq = split ? FAKE_DQ : FAKE_Q;
 	static struct run r;
 	uint32_t saved_flows = conf.max_flows, saved_flow_bytes = conf.hold_flow_bytes;
 	uint32_t saved_bytes = conf.hold_bytes, saved_maxlen = conf.queue_maxlen;
@@ -1508,6 +1582,7 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	memset(&r, 0, sizeof(r));
 	r.sc = sc;
 	r.no = no;
+	r.split = split;
 	nevents = 0;
 	fake_held_last = 0;
 	fake_kill_ret = sc->kill_ret;
@@ -1533,6 +1608,7 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	}
 	r.s.mono = MONO0;
 	r.s.wall = WALL0;
+	r.s.hold_q = split ? FAKE_DQ : NULL;
 
 	for (size_t i = 0; i < MAX_STEPS && sc->s[i].k != K_END; i++) {
 		const struct step *st = &sc->s[i];
@@ -1544,13 +1620,13 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 		switch (st->k) {
 		case K_RELOAD:
 			/* The same configuration again, as a SIGHUP would publish it. */
-			server_set_conf(&r.s, FAKE_Q, &conf, 1);
+			server_set_conf(&r.s, dq, &conf, 1);
 			have_pkt = false;
 			break;
 		case K_TICK:
 			r.s.mono += st->off;
 			r.s.wall += st->off;
-			server_tick(&r.s, FAKE_Q);
+			server_tick(&r.s, dq);
 			have_pkt = false;
 			break;
 		case K_RUN:
@@ -1572,7 +1648,7 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	/* Let every pending flow time out: then each packet has had its one verdict. */
 	size_t from = nevents;
 	r.s.mono += 100000;
-	server_tick(&r.s, FAKE_Q);
+	server_tick(&r.s, dq);
 	for (size_t i = from; i < nevents; i++)
 		if (events[i].kind == EV_VERDICT)
 			r.verdicts[events[i].id < MAX_IDS ? events[i].id : 0]++;
@@ -1647,6 +1723,88 @@ static void check_dispatch(void)
 	}
 }
 
+/*
+ * Every SYN decided costs the same ISN computations: a refused knock for
+ * any entry (whatever its keys, candidate destinations and epochs) and a
+ * closed port's probe cost the budget, the most any entry needs per mode
+ * (counted here from the entries, apart from server_budget_of), with a
+ * timestamp and without (the native nonce form doubles the work); the same
+ * from a source serving a guessing penalty costs none, whatever the port.
+ */
+static void check_budget(void)
+{
+	static struct server s;
+	static struct replay rp;
+	static uint8_t buf[BUF_LEN];
+	uint64_t most[2][2] = { { 0, 0 }, { 0, 0 } };	/* [no timestamp][mode] */
+	size_t tcp_off;
+
+	for (size_t i = 0; i < NENTRIES; i++) {
+		const struct entry_spec *es = &entries[i];
+		bool native = es->mode == KG_MODE_NATIVE;
+
+		for (int nots = 0; nots <= 1; nots++) {
+			/* Keys x candidates x epochs, x 2 for the nonce form without TS. */
+			uint64_t n = es->nkeys *
+				     (1 + (es->pub ? sizeof(pub_list) / sizeof(pub_list[0]) : 0)) *
+				     (native && es->window ? 3 : 1) *
+				     (native && nots && !es->integrity_len ? 2 : 1);
+
+			if (n > most[nots][es->mode])
+				most[nots][es->mode] = n;
+		}
+	}
+	if (replay_init(&rp, 64) < 0 ||
+	    server_init(&s, &conf, &rp, FAKE_SK, FAKE_RS, FAKE_CT, 1) < 0) {
+		CHECK(0, "budget: init");
+		return;
+	}
+	s.mono = MONO0;
+	s.wall = WALL0;
+	CHECK(most[0][0] > 0 && most[0][1] > 0, "budget: entries of both modes");
+	for (int pen = 0; pen <= 1; pen++) {
+		for (size_t i = 0; i <= NENTRIES; i++) {
+			for (int k = 0; k < 4; k++) {
+				/* i == NENTRIES: a closed port's probe (prerouting_closed). */
+				int fam = k % 2 ? AF_INET6 : AF_INET;
+				bool ts = k < 2;
+				uint16_t port = i < NENTRIES ? entries[i].port : 9999;
+				struct spec sp = { .family = fam, .src = src_of(fam, 0),
+						   .dst = dst_of(fam, 0), .sport = SPORT, .dport = port,
+						   .seq = 0x01020304, .flags = TCP_SYN, .ts = ts,
+						   .tsval = TSVAL0 };
+				size_t len = build(buf, &sp, &tcp_off);
+				struct nfqueue_packet p = {
+					.id = 1, .hook = NF_INET_PRE_ROUTING, .indev = INDEV,
+					.mark = conf.marks.newsyn, .data = buf, .caplen = len,
+					.wirelen = len };
+				uint64_t before = s.isn_work;
+
+				nevents = 0;
+				server_packet(&s, FAKE_Q, &p);
+				CHECK_EQ_U(s.isn_work - before,
+					   pen ? 0 : most[!ts][0] + most[!ts][1],
+					   "budget: %s SYN to port %u, IPv%d, %s%s",
+					   i < NENTRIES ? "a refused" : "a closed port's", port,
+					   fam == AF_INET ? 4 : 6, ts ? "timestamp" : "no timestamp",
+					   pen ? ", penalized source" : "");
+			}
+		}
+		/* The same source guesses on until it serves a penalty. */
+		conf.guess_threshold = 1;
+		conf.guess_penalty = 60;
+		server_set_conf(&s, FAKE_Q, &conf, 1);
+		for (int k = 0; k < 4 && !pen; k++)
+			server_note_refusal(&s, AF_INET, src_of(AF_INET, 0));
+		for (int k = 0; k < 4 && !pen; k++)
+			server_note_refusal(&s, AF_INET6, src_of(AF_INET6, 0));
+	}
+	conf.guess_threshold = 0;
+	conf.guess_penalty = 0;
+	server_free(&s);
+	replay_free(&rp);
+}
+
 int main(void)
 {
 	if (sodium_init() < 0 || setup_conf() < 0) {
@@ -1655,13 +1813,17 @@ int main(void)
 	}
 	log_init(1, LOG_ERR, "test_server");
 	check_dispatch();
+	check_budget();
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
-		run_scenario((unsigned)i + 1, &scenarios[i]);
+		run_scenario((unsigned)i + 1, &scenarios[i], false);
+	/* Again with a queue per set: every verdict goes to its packet's queue. */
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		run_scenario((unsigned)(2000 + i + 1), &scenarios[i], true);
 	/* Again with other mark bits (rules.mark_mask, rules.ct_mark_bit). */
 	CHECK(kgw_marks_make(0x0000ff00, 0x1, &conf.marks) == 0, "other marks");
 	CHECK_EQ_U(conf.marks.integ, 0x100, "codes from the mask's lowest bit");
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
-		run_scenario((unsigned)(1000 + i + 1), &scenarios[i]);
+		run_scenario((unsigned)(1000 + i + 1), &scenarios[i], false);
 	conf_free(&conf);
 	return unit_done("server");
 }
