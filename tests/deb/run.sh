@@ -90,7 +90,10 @@ dpkg-deb -c "$DEB" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $1, $6 }' |
 make --no-print-directory BUILD="$BUILD" install DESTDIR="$tmp/inst" >"$tmp/install.log" 2>&1 ||
 	show "$tmp/install.log"
 (cd "$tmp/inst" && find . ! -type d -printf '%M %P\n') | sed 's| | /|' | sort >"$tmp/inst.files"
-grep -v -e ' /usr/share/doc/knockgw/' -e ' /usr/share/lintian/overrides/knockgw$' \
+# debhelper's own files sit in the doc directory itself (copyright,
+# changelog.Debian, README.Debian); what make install puts in its
+# examples/ must be in the package too.
+grep -v -e ' /usr/share/doc/knockgw/[^/]*$' -e ' /usr/share/lintian/overrides/knockgw$' \
 	"$tmp/pkg.files" >"$tmp/pkg.installed"
 if cmp -s "$tmp/inst.files" "$tmp/pkg.installed"; then
 	ok "files and modes: exactly what make install installs"
@@ -100,7 +103,8 @@ else
 fi
 for f in /usr/sbin/knockgw /usr/bin/knock-connect /lib/systemd/system/knockgw.service \
 	/etc/knockgw/knockgw.conf /usr/share/man/man8/knockgw.8 /usr/share/doc/knockgw/copyright \
-	/usr/share/doc/knockgw/README.Debian; do
+	/usr/share/doc/knockgw/README.Debian /usr/share/doc/knockgw/examples/fail2ban/filter.d/knockgw.conf \
+	/usr/share/doc/knockgw/examples/fail2ban/jail.d/knockgw.conf; do
 	check "holds $f" grep -q " $f\$" "$tmp/pkg.files"
 done
 check "/etc/knockgw/knockgw.conf -rw-------" grep -qx -- "-rw------- /etc/knockgw/knockgw.conf" "$tmp/pkg.files"
