@@ -49,7 +49,11 @@ same routing_segleft 43:0600000100000000 "None 1"
 same skip 60:06001e0200000100 "RA 0"
 
 check "sshd never saw a connection" sh -c "! grep -q 'Connection from' '$TMP/sshd.log'"
-check "the daemon left them to the kernel, counted" [ "$(counter v6_discarded)" = 5 ]
+# Five of the probes above the kernel discards, to each port: with the
+# shipped defaults a closed port's probe takes a protected port's path
+# through the daemon, so both ports' count.
+check "the daemon left them to the kernel, counted ($(counter v6_discarded) of 10)" \
+	[ "$(counter v6_discarded)" = 10 ]
 check "a valid knock with a skippable option passes" \
 	knock_gets SA "$K" 22 $C6 $S6 --ext 60:06001e0200000100
 finish
