@@ -53,6 +53,20 @@ bool invite_name_ok(const char *name)
 	return true;
 }
 
+const char *invite_name_arg(const char *prog, int argc, char **argv, int first)
+{
+	if (argc - first != 1) {
+		fprintf(stderr, "%s: %s\n", prog, argc - first ? "one NAME only" : "NAME is missing");
+		return NULL;
+	}
+	if (!invite_name_ok(argv[first])) {
+		fprintf(stderr, "%s: NAME is 1..%d characters of A-Z a-z 0-9 _ . -, not starting "
+				"with . or -\n", prog, INVITE_NAME_MAX);
+		return NULL;
+	}
+	return argv[first];
+}
+
 /* Decimal only, the whole string, in [min, max]. */
 static bool parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
 {
@@ -162,16 +176,9 @@ int invite_parse_args(int argc, char **argv, struct invite_args *ret)
 			return usage_error();
 		}
 	}
-	if (argc - optind != 1) {
-		fprintf(stderr, PROG ": %s\n", argc - optind ? "one NAME only" : "NAME is missing");
+	a.name = invite_name_arg(PROG, argc, argv, optind);
+	if (!a.name)
 		return usage_error();
-	}
-	a.name = argv[optind];
-	if (!invite_name_ok(a.name)) {
-		fprintf(stderr, PROG ": NAME is 1..%d characters of A-Z a-z 0-9 _ . -, not starting "
-				    "with . or -\n", INVITE_NAME_MAX);
-		return usage_error();
-	}
 	if (!a.dst) {
 		fprintf(stderr, PROG ": --dst HOST is missing\n");
 		return usage_error();

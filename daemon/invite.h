@@ -72,6 +72,13 @@ void invite_usage(FILE *f);
 bool invite_name_ok(const char *name);
 
 /*
+ * The one NAME operand left after the options (argv[first..argc)), or
+ * NULL when there is none, more than one or it fails invite_name_ok(); the
+ * reason is then on stderr, after "PROG: ".
+ */
+const char *invite_name_arg(const char *prog, int argc, char **argv, int first);
+
+/*
  * Prints the four pieces for a key at key_path (absolute).  key_b64 is the
  * key file's line, printed only when a->show_key; NULL otherwise.  0, or
  * -EIO when f failed.  The same as invite_print_head(), _server() and

@@ -66,16 +66,9 @@ int revoke_parse_args(int argc, char **argv, struct revoke_args *ret)
 			return usage_error();
 		}
 	}
-	if (argc - optind != 1) {
-		fprintf(stderr, PROG ": %s\n", argc - optind ? "one NAME only" : "NAME is missing");
+	a.name = invite_name_arg(PROG, argc, argv, optind);
+	if (!a.name)
 		return usage_error();
-	}
-	a.name = argv[optind];
-	if (!invite_name_ok(a.name)) {
-		fprintf(stderr, PROG ": NAME is 1..%d characters of A-Z a-z 0-9 _ . -, not starting "
-				    "with . or -\n", INVITE_NAME_MAX);
-		return usage_error();
-	}
 	*ret = a;
 	return REVOKE_RUN;
 }

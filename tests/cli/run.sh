@@ -83,6 +83,10 @@ row 2 err "$KGW" invite alice --dst 192.0.2.2 --port 0
 row 2 err "$KGW" invite alice --dst 192.0.2.2 --mode sodium
 row 2 err "$KGW" invite alice --dst 192.0.2.2 --integrity-len 2049
 row 2 err "$KGW" invite alice --dst 192.0.2.2 --keys-dir "/a b"
+row 2 err "$KGW" invite alice bob --dst 192.0.2.2
+row 2 err "$KGW" revoke
+row 2 err "$KGW" revoke alice bob
+row 2 err "$KGW" revoke ../alice
 row 2 err "$KC"
 row 2 err "$KC" host.example
 row 2 err "$KC" host.example 22 extra
