@@ -251,6 +251,20 @@ knock_isn() {
 
 rand32() { od -An -N4 -tu4 /dev/urandom | tr -d ' '; }
 
+# sports N: sets SP to the first of N source ports no probe of this run has
+# used lately (20000-59999, in turn).  A probe that reuses a recent probe's
+# addresses and ports meets the conntrack entry that one left (closed, for
+# 10 s): a SYN reopens it, but an ACK is then invalid and the kernel answers
+# it at once, protected port or closed; what the two ports' gaps would show
+# is which entries the reused ports met.  Call it in the main shell (it
+# keeps its place in SPORT_NEXT).
+SPORT_NEXT=20000
+sports() {
+	[ $((SPORT_NEXT + $1)) -le 60000 ] || SPORT_NEXT=20000
+	SP=$SPORT_NEXT
+	SPORT_NEXT=$((SPORT_NEXT + $1))
+}
+
 res() { echo "$*" >>"$RES"; }
 
 # perf_start NAME PID / perf_stop NAME: with BENCH_PERF=1, a call-graph
@@ -457,7 +471,8 @@ flood_round() {
 	sleep 0.5
 	in_s "$BB/drainmon" -w 5 -q "$QWATCH" >"$TMP/watch.out" &
 	mon=$!
-	in_c "$BB/synprobe" batch --src $C4 --dst $S4 --list "$TMP/knocks" --sport-base 20000 \
+	sports 200
+	in_c "$BB/synprobe" batch --src $C4 --dst $S4 --list "$TMP/knocks" --sport-base $SP \
 		--gap-us 10000 --retry-ms 1000 --timeout-ms 3000 >"$TMP/batch-$1-$2.out"
 	wait $mon || true
 	wait $gen || true
@@ -526,13 +541,15 @@ probe_rounds() {
 		kn=""
 		if [ "${3:-}" = knocking ]; then
 			knock_list "$TMP/bgknocks" 300 $((round * 1000000 + 500000)) 8001 "$pr_dst"
+			sports 300
 			in_c "$BB/synprobe" batch --src "$pr_src" --dst "$pr_dst" --list "$TMP/bgknocks" \
-				--sport-base 50000 --gap-us 2000 --retry-ms 0 --timeout-ms 1000 \
+				--sport-base $SP --gap-us 2000 --retry-ms 0 --timeout-ms 1000 \
 				>"$TMP/bgknocks-$1-$round.out" &
 			kn=$!
 		fi
+		sports "$(wc -l <"$TMP/probes")"
 		in_c "$BB/synprobe" rtt --src "$pr_src" --dst "$pr_dst" --list "$TMP/probes" \
-			--sport-base 30000 --gap-us 300 --timeout-ms 1000 >"$TMP/$1-$round.out"
+			--sport-base $SP --gap-us 300 --timeout-ms 1000 >"$TMP/$1-$round.out"
 		[ -z "$kn" ] || wait "$kn" || true
 	done
 }
@@ -562,8 +579,9 @@ if phase latency; then
 					esac
 				done >>"$TMP/probes"
 			done
+			sports "$(wc -l <"$TMP/probes")"
 			in_c "$BB/synprobe" rtt --src $C4 --dst $S4 --list "$TMP/probes" \
-				--sport-base 30000 --gap-us 300 --timeout-ms 1000 >"$TMP/$r_out-$round.out"
+				--sport-base $SP --gap-us 300 --timeout-ms 1000 >"$TMP/$r_out-$round.out"
 		done
 	}
 	# The minimal reader, on the same rules (its own table for 8003): it
