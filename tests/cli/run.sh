@@ -22,7 +22,8 @@ KC=$BUILD/knock-connect
 . tests/netns/base.sh
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
 
 # row STATUS STREAM COMMAND...: COMMAND exits STATUS, STREAM (out or err)
 # has text and the other stream none.

@@ -8,7 +8,8 @@ secs=$2
 name=$(basename "$bin" | sed 's/^fuzz_//')
 dir=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/kgw-fuzz-XXXXXX)
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'rm -rf "$work"' EXIT
+trap 'exit 1' HUP INT TERM
 
 mkdir -p "$work/corpus"
 for d in "$dir/corpus/$name" "$dir/regress/$name"; do

@@ -12,7 +12,8 @@ cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
 D=$tmp/root
 log=$tmp/make.log
 

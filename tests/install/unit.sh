@@ -22,7 +22,8 @@ BUILD=${BUILD:-build}
 MAX_EXPOSURE=${MAX_EXPOSURE:-2.5}
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
 D=$tmp/root
 PREFIX=/usr
 

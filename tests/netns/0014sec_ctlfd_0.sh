@@ -35,7 +35,7 @@ fuse_down() {
 	umount -l "$MNT" 2>/dev/null
 	true
 }
-trap 'fuse_down; cleanup' EXIT INT TERM
+trap 'fuse_down; cleanup' EXIT
 
 make_topology
 K=$(key_file k)

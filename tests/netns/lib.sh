@@ -57,7 +57,10 @@ cleanup() {
 	rm -rf "$TMP"
 	[ "$SANITIZER_FAILED" = 0 ] || exit 1
 }
-trap cleanup EXIT INT TERM
+# A signal ends the test (exit runs the EXIT trap, so cleanup runs once);
+# trapping it with cleanup alone would clean up and then carry on.
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
 
 in_c() { ip netns exec "$NS_C" "$@"; }
 in_s() { ip netns exec "$NS_S" "$@"; }
