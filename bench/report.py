@@ -90,14 +90,22 @@ def integ(rows, figs, line):
     quiet, flood, ratios = [], [], []
     for i, r in enumerate(t, 1):
         q, f = ms_list(r.get("quiet", "")), ms_list(r.get("flood", ""))
-        quiet += q
-        flood += f
-        if q and f:
-            ratios.append(med(f) / med(q))
-        line("  round %d: quiet %s, flood %s, queue-full drops %d, flood %d/%d SYN-ACKs, %d segments"
+        # A flood none of whose flows got a SYN-ACK held nothing in the
+        # daemon: its logins measured no flood, and the round counts for
+        # nothing.
+        void = int(r.get("synacks", 0) or 0) == 0
+        if not void:
+            quiet += q
+            flood += f
+            if q and f:
+                ratios.append(med(f) / med(q))
+        line("  round %d: quiet %s, flood %s, queue-full drops %d, flood %d/%d SYN-ACKs, %d segments%s"
              % (i, " ".join("%.0f" % x for x in q) or "failed",
                 " ".join("%.0f" % x for x in f) or "failed", r.get("queue_dropped", 0),
-                r.get("synacks", 0), r.get("connections", 0), r.get("segments", 0)))
+                r.get("synacks", 0), r.get("connections", 0), r.get("segments", 0),
+                " (no flow of the flood got in: round not counted)" if void else ""))
+    if not quiet or not flood:
+        line("  no round measured a flood: no integ_flood_login_ratio")
     if quiet and flood:
         figs["integ_flood_login_ratio"] = med(flood) / med(quiet)
         line("  median quiet %.0f ms, during the flood %.0f ms: integ_flood_login_ratio %.2f"
