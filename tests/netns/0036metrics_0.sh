@@ -5,7 +5,8 @@
 # (and lints it clean); --output replaces its file atomically (mode 0644,
 # a new inode each time, never seen half written, no temporary file left);
 # a reload that drops a key and reorders the rest keeps each key's count
-# under its own name; with no daemon, exit status 3, and --output leaves
+# under its own name, and one that puts a new protect entry first keeps
+# each port's count under its own port; with no daemon, exit status 3, and --output leaves
 # only knockgw_up 0.  No socket but the control socket is used: the
 # daemon's open sockets are the same before and after.
 #
@@ -191,6 +192,24 @@ check "knockgw_reloads_total{result=\"ok\"} 1" \
 	[ "$(val reload 'knockgw_reloads_total{result="ok"}')" = 1 ]
 check "knockgw status shows no per-key line (its text is as it was)" \
 	sh -c "'$KNOCKGW' status -c '$TMP/status-$NS_S.conf' >'$TMP/status.txt' && ! grep -q '^key ' '$TMP/status.txt'"
+
+# A reload that puts a new entry (2222) before 22: port 22's counts stay
+# under port="22", and 2222's start from zero (they were kept by the
+# entry's place in the list, so 2222 showed 22's and 22 started over).
+cat >"$TMP/knockgw.conf" <<EOC
+control_socket = "$TMP/server.sock";
+keys = ( $BOB, $CAROL );
+protect = ( { port = 2222; mode = "native"; keys = [ "carol" ]; },
+            { port = 22; mode = "native"; keys = [ "carol", "bob" ]; } );
+EOC
+kill -HUP "$KGW_PID"
+check "the second reload is taken" wait_for 10 sh -c "[ \$(grep -c '^reloaded' '$LOG') -ge 2 ]"
+check "metrics after the second reload" metrics moved
+PORT2_OK='knockgw_port_knocks_total{port="2222",mode="native",integrity="false",result="accepted"}'
+PORT2_NO='knockgw_port_knocks_total{port="2222",mode="native",integrity="false",result="refused"}'
+check "port 22 keeps its counts, moved to the second entry ($(val reload "$PORT_OK") and $(val reload "$PORT_NO"))" \
+	[ "$(val moved "$PORT_OK") $(val moved "$PORT_NO")" = "$(val reload "$PORT_OK") $(val reload "$PORT_NO")" ]
+check "port 2222, new, starts from zero" [ "$(val moved "$PORT2_OK") $(val moved "$PORT2_NO")" = "0 0" ]
 
 check "--help: a synopsis on stdout, exit 0" sh -c "$M --help | grep -q '^usage: knockgw metrics'"
 check "a bad option: exit 2, nothing on stdout" \
