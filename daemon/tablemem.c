@@ -15,6 +15,15 @@
 #endif
 #endif
 
+bool tablemem_on_heap(void)
+{
+#ifdef TABLEMEM_HEAP
+	return true;
+#else
+	return false;
+#endif
+}
+
 /* n * size, or 0 when it overflows. */
 static size_t bytes_of(size_t n, size_t size)
 {

@@ -23,6 +23,7 @@
 #ifndef KNOCKGW_TABLEMEM_H
 #define KNOCKGW_TABLEMEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* n zeroed elements of size bytes; NULL on overflow or no memory. */
@@ -30,5 +31,8 @@ void *tablemem_alloc(size_t n, size_t size);
 
 /* Frees what tablemem_alloc(n, size) returned (NULL: nothing). */
 void tablemem_free(void *p, size_t n, size_t size);
+
+/* True in an AddressSanitizer build, whose tables are calloc() memory. */
+bool tablemem_on_heap(void);
 
 #endif

@@ -19,17 +19,6 @@
 #include "tablemem.h"
 #include "unit.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HEAP_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HEAP_BUILD 1
-#endif
-#endif
-#ifndef HEAP_BUILD
-#define HEAP_BUILD 0
-#endif
-
 enum { PAGES = 512, PAGE = 4096 };
 
 static long minflt(void)
@@ -102,7 +91,7 @@ static void faults(void)
 	if (!t)
 		return;
 	f = faults_writing(t, len);
-	if (HEAP_BUILD)
+	if (tablemem_on_heap())
 		CHECK(f >= 0, "heap build: %ld faults writing a fresh table (not counted)", f);
 	else
 		CHECK(f < PAGES / 16, "a fresh table written: %ld page faults (of %d pages)", f,
@@ -126,7 +115,7 @@ static void faults(void)
 	close(go[0]);
 	CHECK(child > 0, "fork");
 	f = faults_writing(t, len);
-	if (HEAP_BUILD)
+	if (tablemem_on_heap())
 		CHECK(f >= 0, "heap build: %ld faults writing beside a child (not counted)", f);
 	else
 		CHECK(f < PAGES / 16, "written while a forked child lives: %ld page faults (of %d)",
@@ -134,7 +123,7 @@ static void faults(void)
 	close(go[1]);
 	if (child > 0)
 		waitpid(child, &status, 0);
-	if (HEAP_BUILD)
+	if (tablemem_on_heap())
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 10,
 		      "heap build: the child has the table (status 0x%x)", (unsigned)status);
 	else
