@@ -263,6 +263,10 @@ def main():
                 line("  knockgw / minimal reader, added time: %.2f (per round %s; goal <= 1.3)"
                      % (figs["connect_added_us"] / figs["connect_added_floor_us"],
                         " ".join("%.2f" % x for x in rr)))
+        for r in rows.get("rtt.faults", []):
+            line("  knockgw's page faults during these rounds: %d, for the %d SYNs it decided "
+                 "(a fault costs tens of us on a virtual machine)"
+                 % (r.get("daemon", 0), r.get("packets", 0)))
         b, c = rtts.get("bad_k"), rtts.get("closed_k")
         if b and c:
             figs["rst_timing_delta_kernel_us"] = med(b) - med(c)
