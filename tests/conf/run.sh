@@ -44,6 +44,21 @@ trap 'exit 1' HUP INT TERM
 cp -R tests/conf/good tests/conf/bad tests/conf/keys "$tmp"/ || exit 1
 example_ok=0
 cmp -s conf/knockgw.conf tests/conf/good/0007-example.conf && example_ok=1
+# Every setting the loader knows (a row of daemon/conf_schema.c's tables)
+# is named in the example and has a heading in knockgw.conf(5).
+settings=$(sed -En 's/^[[:space:]]*[{] "([a-z_]+)", *(INT[(]|BOOL[(]|WORD[(]|STR[A-Z]*[(]|[.]type).*/\1/p' \
+	daemon/conf_schema.c | sort -u)
+not_in_example=""
+not_in_man=""
+for k in $settings; do
+	grep -Eq "(^|[^a-z_])$k([^a-z_]|\$)" conf/knockgw.conf || not_in_example="$not_in_example $k"
+	# a word of a .B or .BR line (a setting's heading), or a group's
+	# example line ("limits = { ... };")
+	awk -v k="$k" '/^\.BR? / { gsub(/"/, " "); for (i = 2; i <= NF; i++) if ($i == k) f = 1 }
+		$1 == k && $2 == "=" { f = 1 }
+		END { exit !f }' man/knockgw.conf.5 || not_in_man="$not_in_man $k"
+done
+nsettings=$(echo "$settings" | wc -w)
 
 cd "$tmp" || exit 1
 mkdir out
@@ -91,6 +106,17 @@ if [ "$example_ok" = 1 ]; then
 else
 	fail "good/0007-example.conf is a copy of conf/knockgw.conf" \
 		"cp conf/knockgw.conf tests/conf/good/0007-example.conf"
+fi
+
+if [ "$nsettings" -ge 40 ] && [ -z "$not_in_example" ]; then
+	pass "conf/knockgw.conf names every one of the $nsettings settings"
+else
+	fail "conf/knockgw.conf names every one of the $nsettings settings" "missing:$not_in_example"
+fi
+if [ "$nsettings" -ge 40 ] && [ -z "$not_in_man" ]; then
+	pass "knockgw.conf(5) describes every one of the $nsettings settings"
+else
+	fail "knockgw.conf(5) describes every one of the $nsettings settings" "missing:$not_in_man"
 fi
 
 for f in good/*.conf; do
