@@ -10,9 +10,6 @@
 #   make clean
 # V=1 shows the commands.
 
-# The version of knockgw, one line in VERSION (debian/changelog agrees).
-VERSION := $(shell cat VERSION)
-
 CC ?= cc
 CLANG ?= clang
 PKG_CONFIG ?= pkg-config
@@ -23,9 +20,10 @@ LDFLAGS ?=
 FUZZ_SECONDS ?= 5
 
 BUILD := build
-# The release, one line in VERSION; --version prints it.
+# The release, one line in VERSION (debian/changelog agrees); --version
+# prints it.
 VERSION := $(shell cat VERSION)
-PKGS := libnetfilter_queue libmnl libnftnl libconfig libsodium libsystemd libnetfilter_conntrack
+PKGS := libnetfilter_queue libmnl libnftnl libconfig libsodium libsystemd
 
 # Warnings are not optional: they stay even when CFLAGS is overridden.
 WARNINGS := -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes -Wshadow \

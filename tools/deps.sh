@@ -16,7 +16,7 @@ DEPS_DIR=${DEPS_DIR:-build/deps}
 
 PKGS="make gcc libc6-dev pkg-config clang libclang-rt-14-dev
 libnetfilter-queue-dev libmnl-dev libnftnl-dev libconfig-dev libsodium-dev
-libsystemd-dev libnetfilter-conntrack-dev
+libsystemd-dev
 nftables iptables iproute2 iputils-ping kmod procps ethtool conntrack
 openssh-server openssh-client nmap iperf3 socat tcpdump python3 python3-systemd systemd systemd-container man-db mandoc
 valgrind gdb bash-completion patch
