@@ -190,26 +190,6 @@ LOG_FN(log_notice, LOG_NOTICE, vlog)
 LOG_FN(log_info, LOG_INFO, vlog)
 LOG_FN(log_debug, LOG_DEBUG, vlog)
 
-void fatal(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog_errno(LOG_CRIT, fmt, ap);
-	va_end(ap);
-	exit(1);
-}
-
-void fatalx(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog(LOG_CRIT, fmt, ap);
-	va_end(ap);
-	exit(1);
-}
-
 void log_event(int pri, const struct log_event *ev, const char *fmt, ...)
 {
 	va_list ap;

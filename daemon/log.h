@@ -6,11 +6,10 @@
  * foreground when stderr is the journal's stream (systemd says so in
  * $JOURNAL_STREAM: a service's stderr), otherwise when journald's socket
  * exists.  A terminal under -f gets stderr, never the journal.  A message
- * the journal does not take goes the other way.  log_warn and
- * fatal append strerror(errno); the x variants do not.  fatal/fatalx are for
- * startup and broken invariants only, never for packet content.  Messages a
- * peer can trigger go through log_peer(), which is debug level and rate
- * limited, and each one is also a counter somewhere.  Never pass a secret.
+ * the journal does not take goes the other way.  log_warn appends
+ * strerror(errno); log_warnx does not.  Messages a peer can trigger go
+ * through log_peer(), which is debug level and rate limited, and each one
+ * is also a counter somewhere.  Never pass a secret.
  *
  * Threads: every function may be called from any thread.  log_init() runs
  * once, before any thread starts; the level is atomic, so log_setlevel() (a
@@ -32,8 +31,6 @@ void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /*
  * Rate limit for messages peers can trigger: at most burst messages per

@@ -93,11 +93,6 @@ int nl_fd(const struct nl *nl)
 	return nl->fd;
 }
 
-uint32_t nl_portid(const struct nl *nl)
-{
-	return nl->portid;
-}
-
 uint32_t nl_next_seq(struct nl *nl)
 {
 	if (++nl->seq == 0)

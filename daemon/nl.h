@@ -51,7 +51,6 @@ struct nl *nl_open(int protocol, unsigned groups);
 void nl_close(struct nl *nl);
 
 int nl_fd(const struct nl *nl);
-uint32_t nl_portid(const struct nl *nl);
 /* The sequence number for the next request (never 0). */
 uint32_t nl_next_seq(struct nl *nl);
 

@@ -258,18 +258,3 @@ enum verify_result verify_payload(const struct kg_key *key, const struct verify_
 	}
 	return ct_equal(ih, isn, 0xffffu) ? VERIFY_OK : VERIFY_BAD_IH;
 }
-
-const char *verify_result_name(enum verify_result r)
-{
-	switch (r) {
-	case VERIFY_OK:
-		return "ok";
-	case VERIFY_BAD_ISN:
-		return "bad_isn";
-	case VERIFY_BAD_IH:
-		return "bad_integrity";
-	case VERIFY_BAD_KEY:
-		return "bad_key";
-	}
-	return "unknown";
-}

@@ -117,6 +117,4 @@ enum verify_result verify_payload(const struct kg_key *key, const struct verify_
 				  const struct isn_input *in, uint32_t isn, uint64_t epoch,
 				  const uint8_t *payload);
 
-const char *verify_result_name(enum verify_result r);
-
 #endif
