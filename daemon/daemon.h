@@ -1,10 +1,12 @@
 /*
  * daemon.h - the running daemon: its context, and its life from start to stop.
  *
- * daemon_run(): bind one NFQUEUE per queue and open every socket the data
- * path needs (workers.h), open the control socket, drop all capabilities
- * but CAP_NET_ADMIN, start the queue threads, install the nft table (so no
- * packet is ever queued to nobody by our doing), then tell systemd
+ * daemon_run(): probe which queue expression the kernel has, install the
+ * nft table (before the queues: until they are bound its rules' bypass
+ * refuses every SYN through the kernel), make the replay and intent tables,
+ * bind the queues and open every socket the data path needs (workers.h),
+ * open the control socket, drop all capabilities but CAP_NET_ADMIN, fork
+ * the queue guard (qguard.h), start the queue threads, then tell systemd
  * READY=1.  The main thread then sleeps in one epoll set and acts on what
  * wakes it, as OpenBSD daemons dispatch their events:
  *   - a signalfd: SIGTERM/SIGINT stop, SIGHUP reloads (reload.h), SIGUSR1
@@ -18,7 +20,9 @@
  * the hiding state in the unit's state directory (tablelife_save()).  On
  * stop the table is left hiding or removed (on_stop; after a queue failed,
  * kept: see daemon.c), the threads are joined, the counters logged and
- * the keys wiped.  The process does not fork (Type=notify).
+ * the keys wiped.  The daemon itself does not fork away (Type=notify); the
+ * one process it starts is the queue guard, which answers what waits in the
+ * queues if the daemon is killed.
  *
  * The signals are blocked in every thread (signalfd takes them): there are
  * no global variables.

@@ -5,7 +5,7 @@
  *                  [--integrity-len N] [--keys-dir DIR] [--show-key]
  *                  [-c FILE] [--apply]
  *
- * makes a new key DIR/NAME.key (keyfile.h) and prints, ready to paste, the
+ * makes a new key DIR/NAME.key (keywrite.h) and prints, ready to paste, the
  * four pieces that put it to use, each under a line
  *
  *   # === server: /etc/knockgw/knockgw.conf

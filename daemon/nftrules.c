@@ -1,11 +1,12 @@
 /*
  * nftrules.c - the daemon's nftables table (see nftrules.h).
  *
- * The rules adapter in four files: nftplan (the ruleset planned from the
- * configuration, and print-rules' text form of it), nftexpr (a planned rule
- * as libnftnl expressions), nftbatch (one transaction: the batch sent, every
- * answer awaited), and this one, which puts them together: install, the
- * keeper, remove, the presence check and the queue probe.
+ * The rules adapter in five files: nftplan (the ruleset planned from the
+ * configuration), nftprint (print-rules' text form of it, and the names of
+ * its rules in error reports), nftexpr (a planned rule as libnftnl
+ * expressions), nftbatch (one transaction: the batch sent, every answer
+ * awaited), and this one, which puts them together: install, the keeper,
+ * remove, the presence check and the queue probe.
  */
 #include <errno.h>
 #include <linux/netfilter.h>
