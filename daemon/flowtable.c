@@ -26,6 +26,7 @@
 #include <sodium.h>
 
 #include "flowtable.h"
+#include "tablemem.h"
 
 enum {
 	KEY_SRC_OFF = 0,
@@ -91,13 +92,13 @@ int flow_init(struct flowtable *t, size_t max, size_t value_size)
 	if (sodium_init() < 0)
 		return -EIO;
 
-	t->slots = calloc(cap, sizeof(*t->slots));
+	t->slots = tablemem_alloc(cap, sizeof(*t->slots));
 	if (!t->slots)
 		return -ENOMEM;
 	if (value_size) {
-		t->values = calloc(cap, value_size);
+		t->values = tablemem_alloc(cap, value_size);
 		if (!t->values) {
-			free(t->slots);
+			tablemem_free(t->slots, cap, sizeof(*t->slots));
 			t->slots = NULL;
 			return -ENOMEM;
 		}
@@ -117,14 +118,14 @@ void flow_free(struct flowtable *t)
 	 * Values may hold per-flow secrets; the hash key is one.  Only live
 	 * slots are wiped: every other slot's value is zero already (insert
 	 * starts from zero, remove wipes, a rehash swaps with zeros), and
-	 * wiping the whole array would touch every page of a large table
-	 * that was never used, tens of milliseconds at each stop.
+	 * wiping the whole array would write every byte of a large table
+	 * that was mostly never used, milliseconds at each stop.
 	 */
 	for (size_t i = 0; t->values && i < t->cap; i++)
 		if (t->slots[i].state == FLOW_USED)
 			sodium_memzero(t->slots[i].value, t->value_size);
-	free(t->values);
-	free(t->slots);
+	tablemem_free(t->values, t->cap, t->value_size);
+	tablemem_free(t->slots, t->cap, sizeof(*t->slots));
 	sodium_memzero(t, sizeof(*t));
 }
 

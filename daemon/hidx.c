@@ -14,6 +14,7 @@
 #include <sodium.h>
 
 #include "hidx.h"
+#include "tablemem.h"
 
 _Static_assert(sizeof(((struct hidx *)0)->key) == crypto_shorthash_KEYBYTES,
 	       "the index key must be a crypto_shorthash key");
@@ -29,11 +30,11 @@ int hidx_init(struct hidx *x, size_t max)
 		cap <<= 1;
 	if (sodium_init() < 0)
 		return -EIO;
-	x->id = malloc(cap * sizeof(*x->id));
-	x->hash = calloc(cap, sizeof(*x->hash));
+	x->id = tablemem_alloc(cap, sizeof(*x->id));
+	x->hash = tablemem_alloc(cap, sizeof(*x->hash));
 	if (!x->id || !x->hash) {
-		free(x->id);
-		free(x->hash);
+		tablemem_free(x->id, cap, sizeof(*x->id));
+		tablemem_free(x->hash, cap, sizeof(*x->hash));
 		x->id = NULL;
 		x->hash = NULL;
 		return -ENOMEM;
@@ -47,8 +48,8 @@ int hidx_init(struct hidx *x, size_t max)
 
 void hidx_free(struct hidx *x)
 {
-	free(x->id);
-	free(x->hash);
+	tablemem_free(x->id, x->cap, sizeof(*x->id));
+	tablemem_free(x->hash, x->cap, sizeof(*x->hash));
 	sodium_memzero(x, sizeof(*x));
 }
 

@@ -17,6 +17,7 @@
 
 #include "guess.h"
 #include "replay.h"
+#include "tablemem.h"
 
 struct replay_slot {
 	uint32_t isn, tsval;
@@ -38,7 +39,7 @@ int replay_init(struct replay *r, size_t max)
 	memset(r, 0, sizeof(*r));
 	if (max == 0 || max >= NONE / 4)
 		return -EINVAL;
-	r->slot = calloc(max, sizeof(*r->slot));
+	r->slot = tablemem_alloc(max, sizeof(*r->slot));
 	if (!r->slot)
 		return -ENOMEM;
 	ret = hidx_init(&r->idx, max);
@@ -49,7 +50,7 @@ int replay_init(struct replay *r, size_t max)
 	if (ret < 0) {
 		tally_free(&r->by_source);
 		hidx_free(&r->idx);
-		free(r->slot);
+		tablemem_free(r->slot, max, sizeof(*r->slot));
 		r->slot = NULL;
 		return ret;
 	}
@@ -76,7 +77,7 @@ void replay_free(struct replay *r)
 	for (size_t i = 0; r->count > 0 && i < r->max; i++)
 		if (r->slot[i].family != 0)
 			sodium_memzero(&r->slot[i], sizeof(r->slot[i]));
-	free(r->slot);
+	tablemem_free(r->slot, r->max, sizeof(*r->slot));
 	pthread_mutex_destroy(&r->lock);
 	memset(r, 0, sizeof(*r));
 }

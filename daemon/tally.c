@@ -8,6 +8,7 @@
 #include <sodium.h>
 
 #include "tally.h"
+#include "tablemem.h"
 
 int tally_init(struct tally *t, size_t max_members, size_t max_groups)
 {
@@ -20,11 +21,14 @@ int tally_init(struct tally *t, size_t max_members, size_t max_groups)
 	r = hidx_init(&t->idx, max_groups);
 	if (r < 0)
 		return r;
-	t->g = calloc(max_groups, sizeof(*t->g));
-	t->group_of = malloc(max_members * sizeof(*t->group_of));
-	t->prev = malloc(max_members * sizeof(*t->prev));
-	t->next = malloc(max_members * sizeof(*t->next));
-	t->by_size = malloc((max_members + 1) * sizeof(*t->by_size));
+	/* First: tally_free() frees by them. */
+	t->max_members = max_members;
+	t->max_groups = max_groups;
+	t->g = tablemem_alloc(max_groups, sizeof(*t->g));
+	t->group_of = tablemem_alloc(max_members, sizeof(*t->group_of));
+	t->prev = tablemem_alloc(max_members, sizeof(*t->prev));
+	t->next = tablemem_alloc(max_members, sizeof(*t->next));
+	t->by_size = tablemem_alloc(max_members + 1, sizeof(*t->by_size));
 	if (!t->g || !t->group_of || !t->prev || !t->next || !t->by_size) {
 		tally_free(t);
 		return -ENOMEM;
@@ -34,8 +38,6 @@ int tally_init(struct tally *t, size_t max_members, size_t max_groups)
 	for (size_t i = 0; i < max_groups; i++)
 		t->g[i].snext = i + 1 < max_groups ? (uint32_t)(i + 1) : TALLY_NONE;
 	t->free_group = 0;
-	t->max_members = max_members;
-	t->max_groups = max_groups;
 	return 0;
 }
 
@@ -46,11 +48,11 @@ void tally_free(struct tally *t)
 	for (size_t i = 0; t->g && t->ngroups > 0 && i < t->max_groups; i++)
 		if (t->g[i].size > 0)
 			sodium_memzero(t->g[i].key, sizeof(t->g[i].key));
-	free(t->g);
-	free(t->group_of);
-	free(t->prev);
-	free(t->next);
-	free(t->by_size);
+	tablemem_free(t->g, t->max_groups, sizeof(*t->g));
+	tablemem_free(t->group_of, t->max_members, sizeof(*t->group_of));
+	tablemem_free(t->prev, t->max_members, sizeof(*t->prev));
+	tablemem_free(t->next, t->max_members, sizeof(*t->next));
+	tablemem_free(t->by_size, t->max_members + 1, sizeof(*t->by_size));
 	memset(t, 0, sizeof(*t));
 }
 

@@ -9,6 +9,10 @@
 #                (default 2, one per core of the usual 2-vCPU machine)
 #   FUZZ_MERGE   1: afterwards, merge the inputs that add coverage into
 #                tests/fuzz/corpus/NAME (libFuzzer -merge=1); default 0
+#   FUZZ_TIMEOUT seconds one input may take before it counts as a timeout
+#                (default 10; libFuzzer's clock is the wall clock, so a run
+#                paused with SIGSTOP, e.g. while a benchmark needs the
+#                CPUs, needs more than the longest pause)
 #   FUZZ_KEEP    a directory to keep each target's run in (logs, corpus,
 #                artifacts); default: removed unless something crashed
 #   FUZZ_LOG     a file to append one line per target to, for the campaign
@@ -28,6 +32,7 @@ FUZZ_TIME=${FUZZ_TIME:-600}
 FUZZ_JOBS=${FUZZ_JOBS:-2}
 FUZZ_MERGE=${FUZZ_MERGE:-0}
 FUZZ_KEEP=${FUZZ_KEEP:-}
+FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-10}
 FUZZ_LOG=${FUZZ_LOG:-}
 FUZZ_RUNS=${FUZZ_RUNS:-0}
 runs=-1
@@ -59,7 +64,7 @@ for bin in "$@"; do
 	# -jobs with as many -workers: that many processes, each for
 	# max_total_time, sharing the corpus; their logs are fuzz-N.log in $work.
 	(cd "$work" && "$bin" -jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS" \
-		-max_total_time="$FUZZ_TIME" -runs="$runs" -timeout=10 -rss_limit_mb=2048 \
+		-max_total_time="$FUZZ_TIME" -runs="$runs" -timeout="$FUZZ_TIMEOUT" -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$work/artifacts/" \
 		"$work/corpus" >"$work/driver.log" 2>&1) || true
 	secs=$(($(date +%s) - start))
@@ -94,7 +99,7 @@ for bin in "$@"; do
 	if [ "$FUZZ_MERGE" = 1 ]; then
 		mkdir -p "$dir/corpus/$name"
 		n0=$(find "$dir/corpus/$name" -type f | wc -l)
-		"$bin" -merge=1 -timeout=10 -rss_limit_mb=2048 "$dir/corpus/$name" "$work/corpus" \
+		"$bin" -merge=1 -timeout="$FUZZ_TIMEOUT" -rss_limit_mb=2048 "$dir/corpus/$name" "$work/corpus" \
 			>"$work/merge.log" 2>&1 || { tail -5 "$work/merge.log"; status=1; }
 		n1=$(find "$dir/corpus/$name" -type f | wc -l)
 		echo "$name: merged $((n1 - n0)) new input(s) into tests/fuzz/corpus/$name"
