@@ -120,7 +120,8 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard daemon/*.h tests/fuzz/*.h
 # fuzz_integ: the server's data path against fakes of the adapters (and of
 # verify), so only the modules it drives are compiled in.
 FUZZ_INTEG_SRCS := $(addprefix daemon/,server.c pending.c pendseg.c integ.c holdacct.c strays.c \
-	flowtable.c pkt.c match.c replay.c hidx.c tally.c tablemem.c guess.c log.c marks.c)
+	flowtable.c pkt.c match.c replay.c hidx.c tally.c tablemem.c guess.c log.c marks.c \
+	servercount.c)
 $(BUILD)/fuzz/fuzz_integ: tests/fuzz/fuzz_integ.c $(FUZZ_INTEG_SRCS) $(wildcard daemon/*.h tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")

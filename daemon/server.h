@@ -151,12 +151,21 @@ void server_accept_syn(const struct server *s, struct nfqueue *q, const struct n
 void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p);
 
 /*
+ * Carries cnt's per-key and per-port counts from old's keys and protect
+ * entries to c's (servercount.c): a key's by name, a port's by its series
+ * (port, mode, integrity); what c adds starts from zero.
+ */
+void server_counters_carry(struct server_counters *cnt, const struct conf *old,
+			   const struct conf *c);
+
+/*
  * Switches to a reloaded configuration.  Integrity flows still waiting for
  * their bytes were knocked under the old one; they are failed closed (reset,
  * counted), since their key or entry may be gone.  Verified flows are not
  * affected: nothing of them is held.  The per-key counters follow their
  * key's name to its new index (a key rotation must not credit the old key's
- * knocks to the new one); a key that is gone loses its count.
+ * knocks to the new one); a key that is gone loses its count.  The per-port
+ * counters follow their port (server_counters_carry).
  */
 void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, unsigned nqueues);
 
