@@ -11,7 +11,7 @@
 
 /* key_accepted[] from old's key indices to c's, by name. */
 static void carry_key_counters(struct server_counters *cnt, const struct conf *old,
-			   const struct conf *c)
+			       const struct conf *c)
 {
 	uint64_t was[CONF_MAX_KEYS];
 
