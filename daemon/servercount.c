@@ -53,7 +53,7 @@ static size_t series_rank(const struct conf *c, size_t i)
  * entry new to c starts from zero.
  */
 static void carry_port_counters(struct server_counters *cnt, const struct conf *old,
-			    const struct conf *c)
+				const struct conf *c)
 {
 	uint64_t acc[CONF_MAX_PROTECT], ref[CONF_MAX_PROTECT];
 	size_t nold = old ? (old->nprotect < CONF_MAX_PROTECT ? old->nprotect : CONF_MAX_PROTECT) : 0;
