@@ -197,10 +197,11 @@ uninstall:
 # warnings stay errors; _FORTIFY_SOURCE is left out, it clashes with ASan's
 # interceptors), then the unit, config, ISN and namespace tests against that
 # build.  Any report aborts the process that made it; the namespace tests
-# also grep their logs for reports (tests/netns/sanitizer.sh).  LeakSanitizer
-# runs at exit and makes the process dumpable again itself, so it works in a
-# daemon that dropped PR_SET_DUMPABLE and its capabilities; where ptrace is
-# not allowed at all (a seccomp profile), ASAN_RUN_OPTIONS=detect_leaks=0.
+# also grep their logs for reports (tests/netns/lib/sanitizer.sh).
+# LeakSanitizer runs at exit and makes the process dumpable again itself, so
+# it works in a daemon that dropped PR_SET_DUMPABLE and its capabilities;
+# where ptrace is not allowed at all (a seccomp profile),
+# ASAN_RUN_OPTIONS=detect_leaks=0.
 # Prints its run time.
 #
 # ASAN_NETNS_SKIP: namespace tests make check runs but check-asan leaves out,
@@ -267,10 +268,10 @@ fuzz-long: fuzz
 		sh tests/fuzz/long.sh $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
 # make soak: SOAK_SECONDS of mixed traffic while both daemons are killed and
-# restarted every few seconds (tests/netns/soak.sh; root).  Not in make check.
+# restarted every few seconds (tests/soak.sh; root).  Not in make check.
 SOAK_SECONDS ?= 180
 soak: all test-tools
-	$(Q)SOAK_SECONDS=$(SOAK_SECONDS) BUILD=$(BUILD) sh tests/netns/soak.sh
+	$(Q)SOAK_SECONDS=$(SOAK_SECONDS) BUILD=$(BUILD) sh tests/soak.sh
 
 # make deb: the Debian package (debian/), knockgw_$(VERSION)_ARCH.deb and its
 # -dbgsym, built with dpkg-buildpackage -b from a copy of the tree in

@@ -2,7 +2,7 @@
 # Server role: valid knocks (both modes, IPv4 and IPv6, with and without a
 # timestamp) reach an unmodified sshd; a wrong ISN, TSval or key, and a
 # replay from another source, get exactly the RST a closed port gives.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 in_c ip addr add 192.0.2.3/24 dev vc

@@ -2,7 +2,7 @@
 # Server role against nmap: for every scan type (SYN, ACK, FIN, NULL, Xmas,
 # Maimon, window), IPv4 and IPv6, a protected port with a listening sshd
 # reports the same state as a closed port.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 start_sshd

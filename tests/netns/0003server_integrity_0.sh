@@ -4,7 +4,7 @@
 # segment, split, or reordered get through; bytes tampered on the wire by an
 # nft payload rule, or sent wrong by the client, reset the connection and
 # sshd never logs them; a flow that sends nothing is reset after the timeout.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

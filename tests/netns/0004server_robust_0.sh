@@ -4,7 +4,7 @@
 # are refused like any other (as the kernel reads them), and the daemon
 # keeps answering; after a flood that overflows its queue and socket while
 # it is stopped, it still lets the next valid knock through.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

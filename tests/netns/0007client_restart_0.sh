@@ -6,7 +6,7 @@
 # stop with on_stop "open" a keeper table keeps conntrack running for it;
 # with "hide", the default, the user path's, the whole table stays); the
 # user path finds each flow's shift in its conntrack entry again.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 start_sshd

@@ -25,7 +25,7 @@
 #          nft list | strip                 nft list | strip
 #          [compat: queue -> comment]      (loaded with [queue -> comment])
 #                          \_____ diff _____/
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 GOLDEN=$TOP/tests/netns/golden
 
 make_topology

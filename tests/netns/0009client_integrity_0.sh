@@ -5,7 +5,7 @@
 # same connection with its first payload byte tampered on the wire is reset
 # and sshd never logs the tampered banner; a transparent ssh to that
 # destination is refused at once with a log line pointing to knock-connect.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 start_sshd

@@ -16,7 +16,7 @@
 # integrity bytes; isn's limit on --integrity-len is the daemon's.  The control
 # socket answers INTENT with a socket root made, sent by uid nobody, with
 # "ERR not-your-socket", and accepts nobody's own socket.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 NOBODY=65534
 CTLREQ=$BUILD/tools/ctlreq

@@ -5,7 +5,7 @@
 # are accepted; a broken config on reload is refused with FILE:LINE and the
 # daemon keeps serving; `knockgw status` reports; SIGTERM exits 0 and leaves
 # no table.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts
@@ -29,7 +29,7 @@ client_conf() {
 server_conf old
 client_conf "$OLD"
 
-python3 "$TOP/tests/netns/notify_listen.py" "$TMP/notify.sock" "$TMP/notify.log" 120 &
+python3 "$TOP/tests/netns/lib/notify_listen.py" "$TMP/notify.sock" "$TMP/notify.log" 120 &
 PIDS="$PIDS $!"
 wait_for 5 test -S "$TMP/notify.sock"
 NOTIFY_SOCKET=$TMP/notify.sock WATCHDOG_USEC=1000000 start_knockgw "$NS_S" "$TMP/server.conf"

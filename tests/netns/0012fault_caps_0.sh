@@ -19,7 +19,7 @@
 #   | synburst.py -> :2222  |             | sshd :2222, knock mode,           |
 #   +-----------------------+             |   replay_ttl 15                   |
 #                                         +-----------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts
@@ -89,7 +89,7 @@ knocks() { # FIRST LAST -> $TMP/knocks.txt
 	done
 }
 burst() { # NAME SPORT_BASE: the knocks in $TMP/knocks.txt, all at once
-	in_c python3 "$TOP/tests/netns/synburst.py" --iface vc --src $C4 --dst $S4 \
+	in_c python3 "$TOP/tests/netns/lib/synburst.py" --iface vc --src $C4 --dst $S4 \
 		--dport 2222 --list "$TMP/knocks.txt" --sport-base "$2" >"$TMP/$1.json"
 	echo "# $1: $(json "$TMP/$1.json" "j['answers']")"
 }

@@ -15,12 +15,12 @@
 #   +-----------------------+             | QUERY asks); ctlflood.py x2,      |
 #                                         | ctlreq -> $TMP/server.sock        |
 #                                         +-----------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 NOBODY=65534
 CTLREQ=$BUILD/tools/ctlreq
 SOCK=$TMP/server.sock
-FLOOD=$TOP/tests/netns/ctlflood.py
+FLOOD=$TOP/tests/netns/lib/ctlflood.py
 SECONDS_FLOOD=8
 
 make_topology

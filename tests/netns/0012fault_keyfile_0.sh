@@ -12,7 +12,7 @@
 #   | from knock-connect    |             | with key "a" ($TMP/a.key), later |
 #   +-----------------------+             | "a" and "b"                      |
 #                                         +----------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

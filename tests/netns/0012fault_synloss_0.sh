@@ -15,7 +15,7 @@
 #   |   (kernel, then user) |             |   to 2222 (quota, raw prerouting) |
 #   | ssh -> 22, 2222       |             | knockgw protects 22, 2222; sshd   |
 #   +-----------------------+             +-----------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 start_sshd

@@ -13,7 +13,7 @@
 #   | ssh (through the client role)  |       |   port 2222 knock, sshd        |
 #   | prober.py -> port 2222         |       | nft delete table / flush       |
 #   +--------------------------------+       +--------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

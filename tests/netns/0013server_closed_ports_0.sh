@@ -6,7 +6,7 @@
 # Listening ports, valid knocks and established flows are not touched; a
 # port another firewall drops stays silent; without the daemon the kernel
 # answers again.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

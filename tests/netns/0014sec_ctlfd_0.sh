@@ -1,7 +1,7 @@
 #!/bin/sh
 # A local user passes the control socket a descriptor whose fstat() and
 # close() never return: a file on a FUSE file system whose server (here
-# tests/netns/fusehang.py; in an attack the user's own) holds every
+# tests/netns/lib/fusehang.py; in an attack the user's own) holds every
 # GETATTR and FLUSH the daemon sends.  The main thread must not wait on
 # it: `knockgw status` still answers, INTENT gets its refusal at once, the
 # descriptors held are bounded (CTL_CONN_PER_UID for one uid; more are
@@ -16,7 +16,7 @@
 #   | client (uid nobody): opens   |-- unix socket, SCM_RIGHTS --^
 #   |   $TMP/fuse/f, passes it     |
 #   +------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 NOBODY=65534
 SOCK=$TMP/server.sock
@@ -49,7 +49,7 @@ start_knockgw "$NS_S" "$TMP/knockgw.conf"
 LOG=$TMP/knockgw-$NS_S.log
 
 mkdir "$MNT"
-python3 "$TOP/tests/netns/fusehang.py" "$MNT" "$TMP/fuse.state" "$KGW_PID" \
+python3 "$TOP/tests/netns/lib/fusehang.py" "$MNT" "$TMP/fuse.state" "$KGW_PID" \
 	2>"$TMP/fuse.err" &
 FUSE_PID=$!
 check "the FUSE file system is mounted" wait_for 5 grep -q '^mounted' "$TMP/fuse.state"

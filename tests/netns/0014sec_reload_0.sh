@@ -17,7 +17,7 @@
 #   +-----------------------+             | its second queue thread stopped   |
 #                                         | by ptrace around a SIGHUP         |
 #                                         +-----------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

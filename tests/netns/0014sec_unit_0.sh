@@ -1,6 +1,6 @@
 #!/bin/sh
 # The shipped unit must be able to run the daemon.  systemd/knockgw.service
-# is read (tests/netns/unitsandbox.py) and its sandbox rebuilt without
+# is read (tests/netns/lib/unitsandbox.py) and its sandbox rebuilt without
 # systemd: CapabilityBoundingSet= and NoNewPrivileges= through setpriv;
 # UMask=, SystemCallFilter= with SystemCallErrorNumber=,
 # SystemCallArchitectures=, RestrictAddressFamilies= and
@@ -17,13 +17,13 @@
 #   |   and :2222           |             |   sandbox protects 22 (and, after  |
 #   +-----------------------+             |   the reload, 2222)                |
 #                                         +------------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 UNIT=$TOP/systemd/knockgw.service
 UNITEXEC=$BUILD/tools/unitexec
 CAP_NET_ADMIN_MASK=0000000000001000	# 1 << 12
 
-python3 "$TOP/tests/netns/unitsandbox.py" "$UNIT" "$UNITEXEC" >"$TMP/sandbox.words" \
+python3 "$TOP/tests/netns/lib/unitsandbox.py" "$UNIT" "$UNITEXEC" >"$TMP/sandbox.words" \
 	2>"$TMP/sandbox.notes"
 cat "$TMP/sandbox.notes"
 echo "# sandbox: $(tr '\n' ' ' <"$TMP/sandbox.words" | cut -c1-200)..."

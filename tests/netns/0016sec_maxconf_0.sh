@@ -13,7 +13,7 @@
 #
 #   client ns 192.0.2.1 ---- veth ---- server ns 192.0.2.2, sshd :22,
 #                                      knockgw with 256 x 16 entries
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

@@ -12,7 +12,7 @@
 #             2001:db8::1                              2001:db8::2
 #   prober.py (raw SYNs)                     knockgw; nothing listens on
 #                                            2200 (integrity) or 2201
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

@@ -3,8 +3,8 @@
 # SYN looks like.  Each shape below goes to the protected port 22 (a refused
 # knock: the daemon answers, on_fail "reset") and to the closed port 23 (the
 # kernel answers, the reference), over IPv4 and IPv6 where the shape exists;
-# the two answers must be equal field for field (tests/netns/rstcmp.py), or
-# both absent.  Shapes: TCP options the kernel reads leniently (a wrong
+# the two answers must be equal field for field
+# (tests/netns/lib/rstcmp.py), or both absent.  Shapes: TCP options the kernel reads leniently (a wrong
 # length, a duplicate, a broken length), a SYN larger than the queue's copy
 # range with a good and a bad checksum, IPv4 options the kernel echoes
 # (record route, timestamps) and ones it does not, IPv6 extension headers,
@@ -13,7 +13,7 @@
 #   client ns (prober.py)          server ns
 #   vc 192.0.2.1, 2001:db8::1 ---- vs 192.0.2.2, 2001:db8::2
 #   MTU 9000 both ends             sshd :22 behind knockgw, nothing on :23
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

@@ -19,7 +19,7 @@
 #   | prober.py, knock ISNs |---- veth ---| sshd :22, knockgw protects 22     |
 #   | from knock-connect    |             | (knock mode, secret in secret.inc)|
 #   +-----------------------+             +-----------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

@@ -10,7 +10,7 @@
 #   client ns (prober.py, synburst.py)  ---- veth ----  server ns
 #                                                       sshd :22, knockgw
 #                                                       (22 native, maxlen 16)
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 BURST=40
 MAXLEN=16
@@ -52,7 +52,7 @@ import random
 for i in range($BURST):
     print(random.randrange(1, 1 << 32), '%08x' % random.getrandbits(32))
 " >"$TMP/burst.list"
-in_c python3 "$TOP/tests/netns/synburst.py" --iface vc --src $C4 --dst $S4 --dport 22 \
+in_c python3 "$TOP/tests/netns/lib/synburst.py" --iface vc --src $C4 --dst $S4 --dport 22 \
 	--list "$TMP/burst.list" --timeout 3 >"$TMP/burst.json"
 echo "# stalled daemon, $BURST unknocked SYNs: $(json "$TMP/burst.json" "j['answers']")"
 check "stalled daemon: none of $BURST unknocked SYNs gets a SYN-ACK" \

@@ -20,7 +20,7 @@
 #   |                      |             |   integrity_len 16; sshd :22,       |
 #   +----------------------+             |   integrity_len 16; knockgw         |
 #                                        +-------------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

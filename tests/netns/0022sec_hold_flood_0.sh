@@ -13,7 +13,7 @@
 #   | vc 192.0.2.1 (attacker) |--- veth ---| sink.py :2200, integrity_len 16 |
 #   |    192.0.2.3 (a user)   |            | knockgw, queue.maxlen 4096      |
 #   +-------------------------+            +---------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

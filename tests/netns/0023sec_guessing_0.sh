@@ -11,7 +11,7 @@
 #   | vc 192.0.2.1 (the guesser)  |-- veth --| sshd :22, native, knockgw|
 #   |    192.0.2.3 (another user) |          +-------------------------+
 #   +-----------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts
@@ -30,7 +30,7 @@ conf() { # PENALTY
 guesses() {
 	: >"$TMP/guesses.txt"
 	for i in $(seq 1 20); do echo "$i 0badc0de" >>"$TMP/guesses.txt"; done
-	in_c python3 "$TOP/tests/netns/synburst.py" --iface vc --src $C4 --dst $S4 --dport 22 \
+	in_c python3 "$TOP/tests/netns/lib/synburst.py" --iface vc --src $C4 --dst $S4 --dport 22 \
 		--list "$TMP/guesses.txt" --sport-base "$1" >"$TMP/guesses.json"
 }
 

@@ -12,7 +12,7 @@
 #   +-----------------+             +---------------------------------+
 #   | prober.py       |--- veth ----| sshd :22, knockgw (queue 0)     |
 #   +-----------------+             +---------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

@@ -17,7 +17,7 @@
 #   | mitm.py (raw)   |--- veth ----| sshd :22 (auth only), sink :2200    |
 #   +-----------------+             | (integrity_len 16), knockgw         |
 #                                   +-------------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

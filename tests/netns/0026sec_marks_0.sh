@@ -20,7 +20,7 @@
 #   +-----------------+             | sshd :22, sink :2200 (integrity 16)  |
 #                                   | knockgw                              |
 #                                   +--------------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

@@ -14,7 +14,7 @@
 #   | prober.py --ext    |---- veth ------| sshd :22 protected, :23 closed;  |
 #   | 2001:db8::1        |                | icmp ratelimit 0 (every answer)  |
 #   +--------------------+                +----------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

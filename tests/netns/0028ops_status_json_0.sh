@@ -11,7 +11,7 @@
 #   | prober.py -> :22      |---- veth ---| sshd :22; knockgw protects  |
 #   |   one knock, one SYN  |             |   it (native); status --json|
 #   +-----------------------+             +-----------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

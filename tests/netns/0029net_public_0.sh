@@ -15,7 +15,7 @@
 #   2001:db8:c::2 (::3)      2001:db8:1::1  -> 2001:db8:5::2      knockgw (protect)
 #   knockgw (knock), ssh,    :2200 -> :22, :2220 -> :2022 (v4)
 #   knock-connect, prober    [..1::1]:2200 -> :22 (v6)
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 P4=198.51.100.1
 P6=2001:db8:1::1

@@ -16,7 +16,7 @@
 #   ssh, scp                  knockgw (from = .2, ::2)           sshd :22, knockgw
 #                             masquerade out of r1               (protect 22), socat :8080
 # The server has no route to the LAN: only masqueraded flows get answers.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 NS_L=$PFX-1
 NS_R=$PFX-3

@@ -28,7 +28,7 @@
 #   | synflood.py -> :22   |--- veth ---| sshd :22, knockgw protects  |
 #   | prober.py (knocks)   |            | 22 (native key)             |
 #   +----------------------+            +-----------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 start_sshd

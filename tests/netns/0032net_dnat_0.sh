@@ -16,7 +16,7 @@
 #   | role (2200)    |         | sshd :22; knockgw protects|  +----------------+
 #   +----------------+         |  22, 2200, 2201; 23 closed|
 #                              +---------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 start_sshd

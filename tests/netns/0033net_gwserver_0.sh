@@ -20,7 +20,7 @@
 #                            |    2001:db8:5::1       |
 #                            +------------------------+
 # (lib.sh's make_router_topology, one more address on the host)
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_router_topology
 OTHER4=203.0.113.3

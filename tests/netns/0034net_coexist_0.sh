@@ -34,7 +34,7 @@
 #   | ssh, client    |         | sshd :22, nothing on 1, 23,|   +----------------+
 #   | role, synflood |         | 24; knockgw; other tables  |
 #   +----------------+         +----------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 start_sshd

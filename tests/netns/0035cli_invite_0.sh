@@ -9,7 +9,7 @@
 # key is never replaced; a directory others may write is refused.
 # sh -c '...' sh ARGS: the single quotes are meant (SC2016).
 # shellcheck disable=SC2016
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 start_sshd

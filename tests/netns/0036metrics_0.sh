@@ -16,7 +16,7 @@
 #   | knocks (alice, bob),  |             |   it (native, keys alice    |
 #   | plain SYNs            |             |   and bob); knockgw metrics |
 #   +-----------------------+             +-----------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts
@@ -158,7 +158,7 @@ check "no temporary file is left beside it" [ "$(ls -A "$TMP/textfile")" = knock
 check "promtool accepts the written file" promtool check metrics <"$OUT"
 # The shipped unit's sandbox, rebuilt without systemd (unitsandbox.py: its
 # bounding set, no_new_privs, system call filter, address families, umask).
-python3 "$TOP/tests/netns/unitsandbox.py" "$TOP/systemd/knockgw-metrics.service" \
+python3 "$TOP/tests/netns/lib/unitsandbox.py" "$TOP/systemd/knockgw-metrics.service" \
 	"$BUILD/tools/unitexec" >"$TMP/sandbox.words" 2>"$TMP/sandbox.notes"
 cat "$TMP/sandbox.notes"
 SANDBOX=$(tr '\n' ' ' <"$TMP/sandbox.words")

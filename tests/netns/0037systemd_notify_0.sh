@@ -6,7 +6,7 @@
 # message holding READY=1 and STATUS=; STATUS= follows the counters; with
 # WATCHDOG_USEC set, WATCHDOG=1 pings come; with WATCHDOG_PID naming
 # another process, none do (the watchdog is not the daemon's then).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts
@@ -16,7 +16,7 @@ K=$(key_file k)
 key_conf "$TMP/knockgw.conf" "$(entry 22)"
 LOG=$TMP/knockgw-$NS_S.log
 
-python3 "$TOP/tests/netns/notify_listen.py" "$TMP/notify.sock" "$TMP/notify.log" 120 \
+python3 "$TOP/tests/netns/lib/notify_listen.py" "$TMP/notify.sock" "$TMP/notify.log" 120 \
 	"$TMP/notify.dgram" &
 PIDS="$PIDS $!"
 wait_for 5 test -S "$TMP/notify.sock"
@@ -66,7 +66,7 @@ stop_knockgw
 
 # WATCHDOG_PID naming another process: the watchdog is not ours, no pings.
 key_conf "$TMP/knockgw2.conf" "$(entry 22)"
-python3 "$TOP/tests/netns/notify_listen.py" "$TMP/notify2.sock" "$TMP/notify2.log" 60 &
+python3 "$TOP/tests/netns/lib/notify_listen.py" "$TMP/notify2.sock" "$TMP/notify2.log" 60 &
 PIDS="$PIDS $!"
 wait_for 5 test -S "$TMP/notify2.sock"
 NOTIFY_SOCKET=$TMP/notify2.sock WATCHDOG_USEC=1000000 WATCHDOG_PID=$$ \

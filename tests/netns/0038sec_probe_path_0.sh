@@ -19,7 +19,7 @@
 # status --json) what it did: a probe of 22 counts as a refused knock, a
 # segment of no connection or a stray probe; one of 23 as a closed port's;
 # rst_sent counts the RSTs the daemon made itself.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

@@ -21,7 +21,7 @@
 #                            |   routes 10.9.0.0/24, fd09::/64 via the WAN host
 #                         WAN host $NS_A  a0 198.51.100.2/24, 2001:db8:a::2/64
 #                         synburst.py with forged sources
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 NS_L=$PFX-1
 NS_A=$PFX-4
@@ -110,7 +110,7 @@ burst() {
 	: >"$TMP/burst.txt"
 	for i in $(seq 1 "$4"); do echo "$(($5 + i)) 01020304" >>"$TMP/burst.txt"; done
 	case $1 in "$NS_A") b_if=a0 ;; *) b_if=l0 ;; esac
-	ip netns exec "$1" python3 "$TOP/tests/netns/synburst.py" --iface $b_if --src "$2" \
+	ip netns exec "$1" python3 "$TOP/tests/netns/lib/synburst.py" --iface $b_if --src "$2" \
 		--dst "$3" --dport 22 --list "$TMP/burst.txt" --sport-base "$5" --timeout 0.2 \
 		>/dev/null
 }

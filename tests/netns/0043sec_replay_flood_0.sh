@@ -17,7 +17,7 @@
 #   prober.py, synburst.py (forged               limits.replay 64; 2222 knock mode;
 #   sources 192.0.2.77 and                       then 2223 with timestamps "required"
 #   2001:db8:0:N::1, N = 1..200)                sshd :22 and :2222
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 in_c ip addr add 192.0.2.3/24 dev vc
@@ -81,7 +81,7 @@ for i in range(1, count + 1):
     print(first + i, "%08x" % model.isn("native", key, dst, 22, first + i, now=now, window=window), s)
 ' "$K" "$@" "$W" >"$TMP/flood.txt"
 	a0=$(counter syn_accepted)
-	in_c python3 "$TOP/tests/netns/synburst.py" --iface vc --src "$C4" --dst "$3" \
+	in_c python3 "$TOP/tests/netns/lib/synburst.py" --iface vc --src "$C4" --dst "$3" \
 		--dport 22 --list "$TMP/flood.txt" --sport-base 30000 --timeout 0.5 >/dev/null
 	wait_for 20 accepted_at_least $((a0 + $2)) || true
 	wait_for 5 decided || true

@@ -25,7 +25,7 @@
 #                 gateway phases
 #                   |
 #   server $NS_S  s1 203.0.113.2/24 2001:db8:5::2/64, sshd :22, knockgw
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 NS_A=$PFX-1
 NS_B=$PFX-3

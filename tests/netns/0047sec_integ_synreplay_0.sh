@@ -28,11 +28,11 @@
 #   | synreplay.py    |    | (integrity_len 20),    |    | 2001:db8::1       |
 #   | (captures)      |    | knockgw, rp_filter off |    |                   |
 #   +-----------------+    +------------------------+    +-------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 NS_A=$PFX-a
 in_a() { ip netns exec "$NS_A" "$@"; }
-REPLAY="python3 $TOP/tests/netns/synreplay.py"
+REPLAY="python3 $TOP/tests/netns/lib/synreplay.py"
 
 make_topology
 quiet_client_rsts

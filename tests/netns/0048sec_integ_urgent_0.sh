@@ -15,7 +15,7 @@
 #   | mitm.py (raw)        |---- veth ---| sink.py :2200 (keeps every byte),  |
 #   |                      |             |   integrity_len 20; knockgw        |
 #   +----------------------+             +------------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

@@ -19,9 +19,9 @@
 #   |    192.0.2.10-12 (flood:     |         | queue.maxlen 256,             |
 #   |    integflood.py)            |         | integrity_timeout 2           |
 #   +------------------------------+         +-------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
-FLOOD="python3 $TOP/tests/netns/integflood.py"
+FLOOD="python3 $TOP/tests/netns/lib/integflood.py"
 SOURCES="192.0.2.10 192.0.2.11 192.0.2.12"
 FLOWS=40	# per source
 SEGS=8		# per flow, 0.5 s apart: the last ones long after the timeout

@@ -24,7 +24,7 @@
 #   | knockgw, table  |    +------------------------------+     +------------------+
 #   | other           |
 #   +-----------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_router_topology
 start_sshd

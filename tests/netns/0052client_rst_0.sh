@@ -25,7 +25,7 @@
 #   +-----------------+    +------------------------------+     +--------------------+
 # The server has no route to 10.9.0.0/24 or fd09::/64: only NAT'ed flows
 # from there get answers.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_router_topology
 P4=10.9.0.2 P6=fd09::2

@@ -17,7 +17,7 @@
 #   ssh              knockgw (knock 22,             router                  router                 sshd :22,
 #                    from the LAN host),                 ==== MTU 1280 (both ends), no clamping     knockgw (protect 22)
 #                    masquerade out of g1
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 NS_L=$PFX-1 NS_G=$PFX-3 NS_M=$PFX-4 NS_N=$PFX-5
 L4=10.0.0.2 L6=fd00::2

@@ -21,7 +21,7 @@
 #   +---------------+    | connect()                     |     | reject 24, 25: host   |
 #                        +-------------------------------+     |   unreachable         |
 #                                                              +-----------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_router_topology
 for ns in "$NS_C" "$NS_R"; do

@@ -17,7 +17,7 @@
 #   ssh, socat               knockgw (from = 10.0.0.2, fd00::2),      sshd :22, knockgw
 #                            no other nft table                      (protect 22); counts
 #                                                                    LAN-sourced packets
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 NS_L=$PFX-1
 NS_R=$PFX-3

@@ -21,7 +21,7 @@
 # empties the knock list needs a restart: said, and no SIGHUP sent.
 # sh -c '...' sh ARGS: the single quotes are meant (SC2016).
 # shellcheck disable=SC2016
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts

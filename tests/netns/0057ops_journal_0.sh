@@ -22,7 +22,7 @@
 # goes to the journal: stderr has it all.
 # sh -c '...' sh ARGS: the single quotes are meant (SC2016).
 # shellcheck disable=SC2016
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts
@@ -54,7 +54,7 @@ start_journaled() {
 			i=$((i + 1))
 		done
 		if [ -n "$4" ]; then export JOURNAL_STREAM="$4"; else unset JOURNAL_STREAM; fi
-		exec "$5" -f -v -c "$6"' sh "$TOP/tests/netns/logsink.py" "$1" "$TMP/sink.pid" "$2" \
+		exec "$5" -f -v -c "$6"' sh "$TOP/tests/netns/lib/logsink.py" "$1" "$TMP/sink.pid" "$2" \
 		"$KNOCKGW" "$CONF" >>"$LOG" 2>&1 &
 	KGW_PID=$!
 	PIDS="$PIDS $KGW_PID"
@@ -119,7 +119,7 @@ check "integrity_failed: source, port, key" jwait 5 "$J" integrity_failed \
 
 : >"$TMP/guesses.txt"
 for i in $(seq 1 5); do echo "$i 0badc0de" >>"$TMP/guesses.txt"; done
-in_c python3 "$TOP/tests/netns/synburst.py" --iface vc --src $C4 --dst $S4 --dport 22 \
+in_c python3 "$TOP/tests/netns/lib/synburst.py" --iface vc --src $C4 --dst $S4 --dport 22 \
 	--list "$TMP/guesses.txt" --sport-base 43000 >"$TMP/guesses.json"
 check "guessing: the source's prefix, no port, no key" jwait 5 "$J" guessing \
 	'r["KNOCKGW_SOURCE"] == "192.0.2.1/32" and "KNOCKGW_PORT" not in r and "KNOCKGW_KEY" not in r and r["PRIORITY"] == "6" and r["MESSAGE_ID"] == "ae3f7f7271c24a6ca5c6a7ab20a1e5f7" and r["MESSAGE"] == "source 192.0.2.1/32: 5 refused knocks within 60 s"'

@@ -17,7 +17,7 @@
 # fail2ban-client's configuration test.
 # sh -c '...' sh ARGS: the single quotes are meant (SC2016).
 # shellcheck disable=SC2016
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 quiet_client_rsts
@@ -45,7 +45,7 @@ ip netns exec "$NS_S" unshare -m --propagation private sh -c '
 		sleep 0.1
 		i=$((i + 1))
 	done
-	exec "$4" -c "$5"' sh "$TOP/tests/netns/logsink.py" "$S" "$TMP/sink.pid" "$KNOCKGW" "$CONF" \
+	exec "$4" -c "$5"' sh "$TOP/tests/netns/lib/logsink.py" "$S" "$TMP/sink.pid" "$KNOCKGW" "$CONF" \
 	>"$TMP/stderr.log" 2>&1 &
 KGW_PID=$!
 PIDS="$PIDS $KGW_PID"
@@ -56,7 +56,7 @@ check "syslog: the daemon's ready line" wait_for 10 grep -q 'knockgw\[[0-9]*\]: 
 check "a knock gets in (its line is logged too)" knock_gets SA "$K" 22
 : >"$TMP/guesses.txt"
 for i in $(seq 1 8); do echo "$i 0badc0de" >>"$TMP/guesses.txt"; done
-in_c python3 "$TOP/tests/netns/synburst.py" --iface vc --src $C4 --dst $S4 --dport 22 \
+in_c python3 "$TOP/tests/netns/lib/synburst.py" --iface vc --src $C4 --dst $S4 --dport 22 \
 	--list "$TMP/guesses.txt" --sport-base 43000 >"$TMP/guesses.json"
 check "syslog: the guessing line" \
 	wait_for 5 grep -q 'knockgw\[[0-9]*\]: source 192.0.2.1/32: 8 refused knocks within 60 s' "$S"

@@ -20,7 +20,7 @@
 #   | knockgw (protects 22), control_socket in $TMP/<dir>/ctl.sock |
 #   | setpriv --reuid nobody: the attacker, the other local user   |
 #   +------------------------------------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 ip netns add "$NS_S"
 ip -n "$NS_S" link set lo up

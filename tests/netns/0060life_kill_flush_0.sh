@@ -36,7 +36,7 @@
 #   | prober.py -> :22     |--- veth ---| sshd :22, knockgw protects  |
 #   |                      |            | 22 (native key), table kg2  |
 #   +----------------------+            +-----------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 start_sshd

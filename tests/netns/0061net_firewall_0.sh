@@ -32,7 +32,7 @@
 #   |                      |            | nothing on 1, 23, 24; the     |
 #   +----------------------+            | firewall of each case         |
 #                                       +-------------------------------+
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 make_topology
 start_sshd

@@ -16,7 +16,7 @@ check "WatchdogSec=4s (drop-in), restarted" ct systemctl restart knockgw
 check "WatchdogUSec is 4s" [ "$(ct_prop knockgw WatchdogUSec)" = 4s ]
 pid=$(ct_prop knockgw MainPID)
 restarts=$(ct_prop knockgw NRestarts)
-in_c python3 "$TOP/tests/netns/synflood.py" --iface vc --src "$C4" --dst "$S4" --dport 22 \
+in_c python3 "$TOP/tests/netns/lib/synflood.py" --iface vc --src "$C4" --dst "$S4" --dport 22 \
 	--count 6000 --sport-base 45000 --ready "$TMP/watchdog.ready" \
 	>"$TMP/watchdog.json" 2>"$TMP/watchdog.err" &
 # flood_done waits for it.

@@ -28,8 +28,8 @@ KNOCKGW=$BUILD/knockgw
 # after the system's own, when it has them.
 PATH=$PATH:$BUILD/deps/bin
 KC=$BUILD/knock-connect
-PROBER="python3 $TOP/tests/netns/prober.py"
-MITM="python3 $TOP/tests/netns/mitm.py"
+PROBER="python3 $TOP/tests/netns/lib/prober.py"
+MITM="python3 $TOP/tests/netns/lib/mitm.py"
 # The tools import pktlib.py: no byte code left in the source tree.
 export PYTHONDONTWRITEBYTECODE=1
 PFX=kgw-$$
@@ -45,8 +45,8 @@ chmod 755 "$TMP"
 SSH_OPTS="-o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
 -i $TMP/userkey"
 PIDS=""
-. "$TOP/tests/netns/base.sh"
-. "$TOP/tests/netns/sanitizer.sh"
+. "$TOP/tests/netns/lib/base.sh"
+. "$TOP/tests/netns/lib/sanitizer.sh"
 
 cleanup() {
 	set +e
@@ -211,7 +211,7 @@ start_sshd() {
 # byte any connection delivers goes to $TMP/sink.bin.
 start_sink() {
 	: >"$TMP/sink.bin"
-	in_s python3 "$TOP/tests/netns/sink.py" "${1:-2200}" "$TMP/sink.bin" 2>"$TMP/sink.err" &
+	in_s python3 "$TOP/tests/netns/lib/sink.py" "${1:-2200}" "$TMP/sink.bin" 2>"$TMP/sink.err" &
 	PIDS="$PIDS $!"
 	listening "${1:-2200}"
 }
@@ -466,7 +466,7 @@ acked_bytes() { [ "$(json "$TMP/$1.json" "j['max_ack']")" = "$2" ]; }
 # rst_alike A B [--silent-ok]: the answers in $TMP/A.json and $TMP/B.json
 # are equal field for field (rstcmp.py prints the differences).
 rst_alike() {
-	python3 "$TOP/tests/netns/rstcmp.py" ${3:-} "$TMP/$1.json" "$TMP/$2.json"
+	python3 "$TOP/tests/netns/lib/rstcmp.py" ${3:-} "$TMP/$1.json" "$TMP/$2.json"
 }
 
 # answer_alike A B: the answers in $TMP/A.json and $TMP/B.json (prober.py
@@ -522,7 +522,7 @@ refused_without_daemon() {
 	done
 }
 
-# flood NAME COUNT [SRC DST PORT]: tests/netns/synflood.py sends COUNT
+# flood NAME COUNT [SRC DST PORT]: tests/netns/lib/synflood.py sends COUNT
 # unknocked SYNs to DST:PORT ($S4:22), one every 2 ms (FLOOD_MS if set),
 # in the background from a fresh source port range; returns once its
 # first SYN is out.
@@ -531,7 +531,7 @@ refused_without_daemon() {
 FLOODS=0
 flood() {
 	FLOODS=$((FLOODS + 1))
-	in_c python3 "$TOP/tests/netns/synflood.py" --iface vc --src "${3:-$C4}" \
+	in_c python3 "$TOP/tests/netns/lib/synflood.py" --iface vc --src "${3:-$C4}" \
 		--dst "${4:-$S4}" --dport "${5:-22}" --count "$2" --interval-ms "${FLOOD_MS:-2}" \
 		--sport-base $((10000 + FLOODS % 25 * 2000)) --ready "$TMP/$1.ready" \
 		>"$TMP/$1.json" 2>"$TMP/$1.err" &

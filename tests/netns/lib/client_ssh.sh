@@ -1,10 +1,13 @@
 #!/bin/sh
-# Sourced by 0005/0006 with the translation path as $1.
+# The body of tests 0005 and 0006, which exec it with the translation path
+# as $1.
 # Client role: an unmodified ssh in the client namespace reaches an sshd that
 # knockgw protects in the server namespace, because the client-side knockgw
 # gives its SYNs the knock ISN and translates the flow; knock and native
 # modes, IPv4 and IPv6, on the translation path given as $1 (kernel|user).
 # Bulk data both ways arrives intact, and the server queued nothing but SYNs.
+# lib.sh finds the tree from $0, which is this file here: one folder deeper.
+TOP=${TOP:-$(cd "$(dirname "$0")/../../.." && pwd)}
 . "$(dirname "$0")/lib.sh"
 PATH_KIND=${1:-kernel}
 

@@ -29,7 +29,8 @@
 # ones (first/last/max printed), and after a clean stop no table, control
 # socket, namespace or temporary directory is left.  SOAK_KEEP=DIR keeps
 # the records (xfer.txt, rss.txt, ...) and the logs.
-. "$(dirname "$0")/lib.sh"
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/tests/netns/lib/lib.sh"
 
 SOAK_SECONDS=${SOAK_SECONDS:-180}
 NS_U=$PFX-3
@@ -60,7 +61,7 @@ wait_for 5 in_u ping -6 -c1 -W1 $U6
 start_sshd
 start_sshd2
 for port in 2223 8080; do
-	in_s python3 "$TOP/tests/netns/sink.py" $port /dev/null 2>"$TMP/sink$port.err" &
+	in_s python3 "$TOP/tests/netns/lib/sink.py" $port /dev/null 2>"$TMP/sink$port.err" &
 	PIDS="$PIDS $!"
 done
 for port in 2222 2223 8080; do
