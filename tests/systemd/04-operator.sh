@@ -1,7 +1,7 @@
 # 04 operator: a user added and taken out with one command each, on the
 # running service, and what its journal then holds.  `knockgw invite bob
 # --apply` edits /etc/knockgw/knockgw.conf (the old file kept as
-# knockgw.conf.bak, which 11-purge's purge removes) and reloads the same
+# knockgw.conf.bak, which 12-purge's purge removes) and reloads the same
 # process; bob's knock gets in.  The container's own journald has that
 # knock once, sent by knockgw.service through the native protocol, with
 # its fields (journalctl -o json): KNOCKGW_EVENT, KNOCKGW_SOURCE,

@@ -1,4 +1,4 @@
-# 05 watchdog: the daemon stopped with SIGSTOP (a hung daemon) while
+# 06 watchdog: the daemon stopped with SIGSTOP (a hung daemon) while
 # unknocked SYNs come, one every 2 ms: systemd's watchdog kills it and
 # Restart=on-failure starts a new one.  No SYN gets a SYN-ACK at any
 # moment; every SYN gets the closed-port RST+ACK but for one run of

@@ -1,4 +1,4 @@
-# 10 recover: the key file fixed, `systemctl start knockgw` takes over
+# 11 recover: the key file fixed, `systemctl start knockgw` takes over
 # from the hiding table, and a knock gets in.
 # shellcheck shell=sh
 ct chmod 0600 /etc/knockgw/keys/alice.key

@@ -1,4 +1,4 @@
-# 06 stop: `systemctl stop knockgw` leaves the hiding table: the protected
+# 07 stop: `systemctl stop knockgw` leaves the hiding table: the protected
 # ports answer like closed ports, and a valid knock too (nothing verifies
 # it).  Nothing of the daemon stays: no queue guard, no queue bound.
 # shellcheck shell=sh

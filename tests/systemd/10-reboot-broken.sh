@@ -1,4 +1,4 @@
-# 09 reboot, a broken configuration, then a broken key file: the daemon
+# 10 reboot, a broken configuration, then a broken key file: the daemon
 # cannot start, and the protected ports of its last good start still
 # answer every SYN like closed ports (the saved hiding table, put back by
 # the unit's knockgw hide).  Without it, sshd would answer the world.

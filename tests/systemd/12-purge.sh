@@ -1,4 +1,4 @@
-# 11 purge: `dpkg --purge knockgw` stops the daemon and removes its table
+# 12 purge: `dpkg --purge knockgw` stops the daemon and removes its table
 # (the ports are as their services make them again), its configuration
 # (and the knockgw.conf.bak 04's invite and revoke left), its saved state
 # and the unit's enabling; the administrator's key stays.

@@ -1,4 +1,4 @@
-# 04 restart under a SYN flood: unknocked SYNs to 22, one every 2 ms, while
+# 05 restart under a SYN flood: unknocked SYNs to 22, one every 2 ms, while
 # `systemctl restart knockgw` stops the daemon and starts a new one: none
 # gets a SYN-ACK, every one the closed-port RST+ACK.  The old daemon's
 # queue guard goes with it (systemd waits for the unit's control group).

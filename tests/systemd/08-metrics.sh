@@ -1,4 +1,4 @@
-# 07 metrics: knockgw-metrics.timer runs knockgw-metrics.service, which
+# 08 metrics: knockgw-metrics.timer runs knockgw-metrics.service, which
 # writes the textfile for node_exporter.  With the daemon stopped, the file
 # says knockgw_up 0 and the service is not failed (its exit 3 means "no
 # daemon", which the file carries); with the daemon running, knockgw_up 1.

@@ -1,4 +1,4 @@
-# 08 reboot, a good configuration: no table survives the reboot; the
+# 09 reboot, a good configuration: no table survives the reboot; the
 # unit's knockgw hide puts the saved hiding table back before network-pre
 # is reached, then the daemon starts (enabled) and a knock gets in.
 # shellcheck shell=sh
