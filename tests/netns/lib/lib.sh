@@ -21,6 +21,8 @@
 # defines a function of the same name replaces it for itself only.
 
 set -eu
+# The tree: two folders above the script that sources this (a test in
+# tests/netns/, or tests/systemd/suite.sh); a script elsewhere sets TOP.
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=$(cd "$TOP" && cd "${BUILD:-build}" && pwd)
 KNOCKGW=$BUILD/knockgw
