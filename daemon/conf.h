@@ -63,6 +63,7 @@
 #define KNOCKGW_CONF_H
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -88,6 +89,10 @@ enum {
 	CONF_MAX_INCLUDES = 32,		/* @include'd files, in all */
 	CONF_MAX_DEPTH = 8,		/* files open inside one another, the main one counted */
 };
+
+/* Where knockgw and knock-connect look without -c, and the socket without control_socket. */
+#define CONF_DEFAULT_PATH "/etc/knockgw/knockgw.conf"
+#define CONF_DEFAULT_SOCKET "/run/knockgw/control.sock"
 
 enum on_fail { ON_FAIL_RESET, ON_FAIL_DROP };
 enum translate { TRANSLATE_KERNEL, TRANSLATE_USER };
@@ -247,8 +252,18 @@ struct conf_errors {
 	char msg[CONF_MAX_ERRORS][CONF_ERR_LEN];	/* "FILE:LINE: message" */
 };
 
-/* Sets every default; the struct is then a valid empty configuration. */
+/*
+ * Sets every default (each schema row's, conf_schema.c); the struct is then
+ * a valid empty configuration.
+ */
 void conf_defaults(struct conf *c);
+
+/*
+ * The settings whose change between a and b a reload cannot take, as
+ * messages name them ("queue", "control_socket", ...; from the schema
+ * rows), or NULL when a reload can take every change.
+ */
+const char *conf_restart_reason(const struct conf *a, const struct conf *b);
 
 /*
  * Loads path into *c (which conf_load initialises).  Returns 0 when it loaded
@@ -278,9 +293,13 @@ int conf_load_overlay(const char *path, const struct conf_overlay *ov, struct co
  */
 size_t conf_validate(const struct conf *c, struct conf_errors *errs);
 
-/* Appends "file:line: message". */
+/* Appends "file:line: message" (conf.c, the ground floor every stage writes to). */
 void conf_error(struct conf_errors *errs, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* conf_error() with a va_list. */
+void conf_verror(struct conf_errors *errs, const char *file, int line, const char *fmt,
+		 va_list ap) __attribute__((format(printf, 4, 0)));
 
 /*
  * The settings `knockgw flush` needs, read leniently from a file that may
@@ -304,6 +323,14 @@ void conf_peek(const char *path, struct conf_peek *p);
 
 /* Wipes and frees the keyring; safe on a zeroed or already freed struct. */
 void conf_free(struct conf *c);
+
+/*
+ * conf_load() into a struct of its own: reports every error as
+ * "FILE:LINE: message", to the log (to_log) or stderr.  NULL on any
+ * error.  conf_destroy() wipes and frees it (NULL is fine).
+ */
+struct conf *conf_load_file(const char *path, bool to_log);
+void conf_destroy(struct conf *c);
 
 const char *kg_mode_name(enum kg_mode m);
 

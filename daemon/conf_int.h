@@ -20,10 +20,6 @@
 #include "conf.h"
 #include "conf_text.h"
 
-/* conf_error() with a va_list. */
-void conf_verror(struct conf_errors *errs, const char *file, int line, const char *fmt,
-		 va_list ap) __attribute__((format(printf, 4, 0)));
-
 /* 1..max characters, each alphanumeric or in extra; ASCII only, whatever the locale. */
 bool conf_name_ok(const char *s, size_t max, const char *extra);
 
@@ -45,6 +41,10 @@ const char *conf_socket_why(const char *s);
 /* conf_validate() with the lines of a map (NULL: lines of c->path). */
 size_t conf_validate_map(const struct conf *c, struct conf_errors *errs,
 			 const struct srcmap *map);
+
+enum {
+	NATIVE_REPLAY_WINDOWS = 3,	/* the server accepts epochs e-1, e, e+1 */
+};
 
 struct loader {
 	struct conf *c;
@@ -88,34 +88,81 @@ struct word {
 enum stype { ST_INT, ST_BOOL, ST_WORD, ST_STRING, ST_STRINGS, ST_GROUP, ST_LIST };
 
 /*
+ * Why a reload cannot take a change of a setting: the part of the daemon
+ * that was built from it at start.  A row with RS_NONE (the default) may
+ * change in a reload.  Listed in the order conf_restart_reason() prefers
+ * when several changed at once.
+ */
+enum restart {
+	RS_NONE,
+	RS_QUEUE,		/* the queues are bound at start */
+	RS_TRANSLATE,		/* the client role's machinery */
+	RS_SOCKET,		/* the control socket is bound at start */
+	RS_LIMITS,		/* the tables are sized at start */
+	RS_MANAGE,		/* who owns the table */
+	RS_MARKS,		/* flows in flight carry the old bits in their marks and conntrack */
+	RS_CT_LABEL,
+	RS_MAX
+};
+
+/* The name of a restart reason, as messages say it ("the queue settings changed"). */
+const char *conf_restart_name(enum restart r);
+
+/* The lists of the root group, which the walk hands back to its caller to load. */
+enum slist { SL_NONE, SL_KEYS, SL_PROTECT, SL_KNOCK, SL_MAX };
+
+/*
  * One setting of the schema (conf_schema.c): its name and type, its range
  * or words, where its value goes (an offset into the struct being loaded),
- * and the slot of that struct's lines array that keeps its line for
- * conf_validate().  A NULL name ends a table.
+ * its default, whether a reload may change it, and the slot of that
+ * struct's lines array that keeps its line for conf_validate().  A NULL
+ * name ends a table.
  */
 struct srow {
 	const char *name;
 	enum stype type;
 	long long min, max;		/* ST_INT; ST_LIST: max is the entries read */
-	size_t off, size;		/* where the value goes in the struct loaded */
+	size_t off, size;		/* where the value goes (ST_LIST: the entry count) */
 	const struct word *words;	/* ST_WORD */
 	bool required;			/* missing: "<entry> entry is missing "<name>"" */
+	bool has_def;			/* def (ST_INT, ST_BOOL, ST_WORD) or def_str applies */
+	long long def;
+	const char *def_str;		/* ST_STRING */
+	enum restart restart;		/* RS_NONE: a reload may change it */
 	int line;			/* slot in the lines array (enum conf_line / entry_line); 0 none */
 	/* ST_INT: a rule beyond the range; reports and returns false when broken. */
 	bool (*check)(struct loader *ld, const config_setting_t *s, long long v);
 	/* ST_STRING, ST_STRINGS (str NULL): checks the value, reports, stores. */
 	bool (*store)(struct loader *ld, const config_setting_t *s, const char *str, void *obj);
 	const struct srow *rows;	/* ST_GROUP */
-	void (*list)(struct loader *ld, const config_setting_t *list);	/* ST_LIST */
+	enum slist list;		/* ST_LIST: where conf_walk() hands the setting back */
 };
 
 /*
  * Loads the settings of group g named by rows into obj (lines: obj's lines
  * array): each one is type-checked, range-checked and stored, or reported
- * at its own line; a required one that is missing is reported at g's.
+ * at its own line; a required one that is missing is reported at g's.  A
+ * list (ST_LIST) is only checked to be one, and handed back in
+ * ret_lists[row.list] for the caller to load (ret_lists NULL: rows has none).
  */
 void conf_walk(struct loader *ld, const config_setting_t *g, const struct srow *rows,
-	       const struct scope *sc, void *obj, int *lines);
+	       const struct scope *sc, void *obj, int *lines, config_setting_t **ret_lists);
+
+/* Stores the default of every row of rows (and of their groups) that has one into obj. */
+void conf_rows_defaults(const struct srow *rows, void *obj);
+
+/*
+ * The first reason, in enum restart's order, that a row of rows (and of
+ * their groups) whose change a reload cannot take differs between a and b;
+ * RS_NONE when none does.  A list compares by being empty or not.
+ */
+enum restart conf_rows_restart(const struct srow *rows, const void *a, const void *b);
+
+/*
+ * The schema's tables, for the tests that hold behaviour against the rows:
+ * the root (its groups and lists included) and one protect or knock entry.
+ */
+extern const struct srow conf_root_rows[], conf_protect_rows[], conf_knock_rows[];
 
 /* check_unknown() with the names of rows. */
 void check_unknown_rows(struct loader *ld, const config_setting_t *group,
@@ -127,7 +174,7 @@ void conf_load_keys(struct loader *ld, const config_setting_t *list);
 /* The index of key name in c->keys, or -1. */
 int conf_find_key(const struct conf *c, const char *name);
 
-/* Loads the root group through the schema (conf_schema.c), keys first. */
+/* Loads the root group through the schema (conf_schema.c), keys first, then the entries. */
 void conf_schema_load(struct loader *ld, const config_setting_t *root);
 
 #endif

@@ -23,7 +23,6 @@
 enum {
 	DEFAULT_WINDOW = 30,
 	DEFAULT_REPLAY_TTL = 3600,	/* knock mode: one hour */
-	NATIVE_REPLAY_WINDOWS = 3,	/* the server accepts epochs e-1, e, e+1 */
 };
 
 /* Words are stored as 32-bit values (store_uint in conf_walk.c). */
@@ -41,6 +40,10 @@ _Static_assert(sizeof(((struct conf *)0)->control_socket) ==
 #define INT(T, F, lo, hi) .type = ST_INT, .min = (lo), .max = (hi), AT(T, F)
 #define WORD(T, F, w) .type = ST_WORD, .words = (w), AT(T, F)
 #define BOOL(T, F) .type = ST_BOOL, AT(T, F)
+#define STR(T, F) .type = ST_STRING, AT(T, F)
+/* The value an unwritten setting has (a string's for STR rows). */
+#define DEF(v) .has_def = true, .def = (v)
+#define DEFS(v) .has_def = true, .def_str = (v)
 #define END { .name = NULL }
 
 static const struct word mode_words[] = {
@@ -344,91 +347,113 @@ static bool store_key_ref(struct loader *ld, const config_setting_t *s, const ch
 /* ------------------------------------------------------------------ */
 /* The table: settings in the order they are loaded (and reported) */
 
+/*
+ * Each row carries its default (DEF, DEFS: what an unwritten setting is;
+ * conf_defaults() applies them) and, when a reload cannot take a change of
+ * it, why (.restart; conf_restart_reason() compares by them).
+ */
 static const struct srow queue_rows[] = {
-	{ "num", INT(struct conf, queue_num, 0, 65535), .line = CL_QUEUE_NUM },
-	{ "count", INT(struct conf, queue_count, 1, 16), .line = CL_QUEUE_COUNT },
-	{ "fail_open", BOOL(struct conf, fail_open), .line = CL_FAIL_OPEN },
-	{ "maxlen", INT(struct conf, queue_maxlen, 16, 1048576) },
+	{ "num", INT(struct conf, queue_num, 0, 65535), DEF(0), .restart = RS_QUEUE,
+	  .line = CL_QUEUE_NUM },
+	{ "count", INT(struct conf, queue_count, 1, 16), DEF(1), .restart = RS_QUEUE,
+	  .line = CL_QUEUE_COUNT },
+	{ "fail_open", BOOL(struct conf, fail_open), DEF(false), .restart = RS_QUEUE,
+	  .line = CL_FAIL_OPEN },
+	{ "maxlen", INT(struct conf, queue_maxlen, 16, 1048576), DEF(4096), .restart = RS_QUEUE },
 	END,
 };
 
 static const struct srow rules_rows[] = {
-	{ "manage", BOOL(struct conf, rules_manage) },
-	{ "mark_mask", INT(struct conf, mark_mask, 1, 0xffffffffLL), .check = check_mark_mask },
+	{ "manage", BOOL(struct conf, rules_manage), DEF(true), .restart = RS_MANAGE },
+	{ "mark_mask", INT(struct conf, mark_mask, 1, 0xffffffffLL), .check = check_mark_mask,
+	  DEF(KGW_MARK_MASK_DEFAULT), .restart = RS_MARKS },
 	{ "ct_mark_bit", INT(struct conf, ct_mark_bit, 1, 0xffffffffLL),
-	  .check = check_ct_mark_bit },
-	{ "ct_label", INT(struct conf, ct_label, 0, KGW_CTLABEL_MAX) },
-	{ "table", .type = ST_STRING, .store = store_table },
-	{ "refuse_port", INT(struct conf, refuse_port, 1, 65535), .line = CL_REFUSE_PORT },
+	  .check = check_ct_mark_bit, DEF(KGW_CTMARK_DEFAULT), .restart = RS_MARKS },
+	{ "ct_label", INT(struct conf, ct_label, 0, KGW_CTLABEL_MAX), DEF(KGW_CTLABEL_DEFAULT),
+	  .restart = RS_CT_LABEL },
+	{ "table", STR(struct conf, table), .store = store_table, DEFS("knockgw") },
+	{ "refuse_port", INT(struct conf, refuse_port, 1, 65535), DEF(1), .line = CL_REFUSE_PORT },
 	END,
 };
 
 static const struct srow limits_rows[] = {
-	{ "flows", INT(struct conf, max_flows, 64, 4194304) },
-	{ "replay", INT(struct conf, max_replay, 64, 4194304) },
-	{ "hold_bytes", INT(struct conf, hold_bytes, 4096, 1073741824), .line = CL_HOLD_BYTES },
-	{ "hold_flow_bytes", INT(struct conf, hold_flow_bytes, 1024, 1048576),
+	{ "flows", INT(struct conf, max_flows, 64, 4194304), DEF(65536), .restart = RS_LIMITS },
+	{ "replay", INT(struct conf, max_replay, 64, 4194304), DEF(65536), .restart = RS_LIMITS },
+	{ "hold_bytes", INT(struct conf, hold_bytes, 4096, 1073741824), DEF(4194304),
+	  .line = CL_HOLD_BYTES },
+	{ "hold_flow_bytes", INT(struct conf, hold_flow_bytes, 1024, 1048576), DEF(65536),
 	  .line = CL_HOLD_FLOW_BYTES },
-	{ "integrity_timeout", INT(struct conf, integrity_timeout, 1, 300) },
+	{ "integrity_timeout", INT(struct conf, integrity_timeout, 1, 300), DEF(10) },
 	END,
 };
 
 static const struct srow guessing_rows[] = {
-	{ "threshold", INT(struct conf, guess_threshold, 0, 1000000) },
-	{ "window", INT(struct conf, guess_window, 1, 86400) },
-	{ "penalty", INT(struct conf, guess_penalty, 0, 86400) },
+	{ "threshold", INT(struct conf, guess_threshold, 0, 1000000), DEF(100) },
+	{ "window", INT(struct conf, guess_window, 1, 86400), DEF(60) },
+	{ "penalty", INT(struct conf, guess_penalty, 0, 86400), DEF(0) },
 	END,
 };
 
-static const struct srow protect_rows[] = {
+/* replay_ttl's default depends on mode and window: default_replay_ttl(). */
+const struct srow conf_protect_rows[] = {
 	{ "port", INT(struct conf_protect, port, 1, 65535), .required = true, .line = EL_PORT },
 	{ "mode", WORD(struct conf_protect, mode, mode_words), .required = true },
 	{ "keys", .type = ST_STRINGS, .store = store_entry_keys, .required = true,
 	  .line = EL_KEYS },
-	{ "integrity_len", INT(struct conf_protect, integrity_len, 0, INTEG_MAX_LEN),
+	{ "integrity_len", INT(struct conf_protect, integrity_len, 0, INTEG_MAX_LEN), DEF(0),
 	  .line = EL_INTEGRITY_LEN },
-	{ "on_fail", WORD(struct conf_protect, on_fail, on_fail_words) },
-	{ "window", INT(struct conf_protect, window, 0, 86400), .line = EL_WINDOW },
-	{ "replay", BOOL(struct conf_protect, replay) },
+	{ "on_fail", WORD(struct conf_protect, on_fail, on_fail_words), DEF(ON_FAIL_RESET) },
+	{ "window", INT(struct conf_protect, window, 0, 86400), DEF(DEFAULT_WINDOW),
+	  .line = EL_WINDOW },
+	{ "replay", BOOL(struct conf_protect, replay), DEF(true) },
 	{ "replay_ttl", INT(struct conf_protect, replay_ttl, 1, 604800), .line = EL_REPLAY_TTL },
 	{ "addresses", .type = ST_STRINGS, .store = store_addresses },
-	{ "forward", BOOL(struct conf_protect, forward), .line = EL_FORWARD },
+	{ "forward", BOOL(struct conf_protect, forward), DEF(false), .line = EL_FORWARD },
 	{ "public", .type = ST_STRINGS, .store = store_public },
-	{ "timestamps", WORD(struct conf_protect, timestamps, timestamps_words) },
+	{ "timestamps", WORD(struct conf_protect, timestamps, timestamps_words),
+	  DEF(TIMESTAMPS_OPTIONAL) },
 	END,
 };
 
-static const struct srow knock_rows[] = {
+const struct srow conf_knock_rows[] = {
 	{ "dst", .type = ST_STRING, .store = store_dst, .required = true, .line = EL_DST },
 	{ "port", INT(struct conf_knock, port, 1, 65535), .required = true },
 	{ "mode", WORD(struct conf_knock, mode, mode_words), .required = true },
 	{ "key", .type = ST_STRING, .store = store_key_ref, .required = true, .line = EL_KEY },
-	{ "integrity_len", INT(struct conf_knock, integrity_len, 0, INTEG_MAX_LEN),
+	{ "integrity_len", INT(struct conf_knock, integrity_len, 0, INTEG_MAX_LEN), DEF(0),
 	  .line = EL_INTEGRITY_LEN },
-	{ "window", INT(struct conf_knock, window, 0, 86400), .line = EL_WINDOW },
+	{ "window", INT(struct conf_knock, window, 0, 86400), DEF(DEFAULT_WINDOW),
+	  .line = EL_WINDOW },
 	{ "from", .type = ST_STRINGS, .store = store_from, .line = EL_FROM },
 	{ "from_interfaces", .type = ST_STRINGS, .store = store_from_ifaces,
 	  .line = EL_FROM_IFACES },
 	END,
 };
 
-static void load_protect_list(struct loader *ld, const config_setting_t *list);
-static void load_knock_list(struct loader *ld, const config_setting_t *list);
-
-/* Keys before the entries, which name them. */
-static const struct srow root_rows[] = {
+/*
+ * Keys before the entries, which name them.  A knock list that appears or
+ * goes away needs a restart as translate does: it brings or ends the
+ * client role's machinery.
+ */
+const struct srow conf_root_rows[] = {
 	{ "queue", .type = ST_GROUP, .rows = queue_rows },
 	{ "rules", .type = ST_GROUP, .rows = rules_rows },
-	{ "log_level", WORD(struct conf, log_level, log_words) },
-	{ "translate", WORD(struct conf, translate, translate_words) },
-	{ "closed_ports", WORD(struct conf, closed_ports, closed_words) },
-	{ "on_stop", WORD(struct conf, on_stop, on_stop_words), .line = CL_ON_STOP },
-	{ "control_socket", .type = ST_STRING, .store = store_socket },
+	{ "log_level", WORD(struct conf, log_level, log_words), DEF(LOG_INFO) },
+	{ "translate", WORD(struct conf, translate, translate_words), DEF(TRANSLATE_KERNEL),
+	  .restart = RS_TRANSLATE },
+	{ "closed_ports", WORD(struct conf, closed_ports, closed_words), DEF(CLOSED_DAEMON) },
+	{ "on_stop", WORD(struct conf, on_stop, on_stop_words), DEF(ON_STOP_HIDE),
+	  .line = CL_ON_STOP },
+	{ "control_socket", STR(struct conf, control_socket), .store = store_socket,
+	  DEFS(CONF_DEFAULT_SOCKET), .restart = RS_SOCKET },
 	{ "limits", .type = ST_GROUP, .rows = limits_rows },
 	{ "guessing", .type = ST_GROUP, .rows = guessing_rows },
-	{ "keys", .type = ST_LIST, .max = CONF_MAX_KEYS, .list = conf_load_keys },
-	{ "protect", .type = ST_LIST, .max = CONF_MAX_PROTECT, .list = load_protect_list },
-	{ "knock", .type = ST_LIST, .max = CONF_MAX_KNOCK, .list = load_knock_list },
+	{ "keys", .type = ST_LIST, .max = CONF_MAX_KEYS, AT(struct conf, nkeys),
+	  .list = SL_KEYS },
+	{ "protect", .type = ST_LIST, .max = CONF_MAX_PROTECT, AT(struct conf, nprotect),
+	  .list = SL_PROTECT },
+	{ "knock", .type = ST_LIST, .max = CONF_MAX_KNOCK, AT(struct conf, nknock),
+	  .list = SL_KNOCK, .restart = RS_TRANSLATE },
 	END,
 };
 
@@ -450,16 +475,14 @@ static void load_protect(struct loader *ld, const config_setting_t *s)
 	size_t before = ld->nerr;
 
 	memset(&p, 0, sizeof(p));
+	conf_rows_defaults(conf_protect_rows, &p);
 	p.line = setting_line(s);
-	p.on_fail = ON_FAIL_RESET;
-	p.window = DEFAULT_WINDOW;
-	p.replay = true;
 	if (!config_setting_is_group(s)) {
 		lerr(ld, s, "\"protect\" entries must be groups { port = ...; ... }");
 		return;
 	}
-	check_unknown_rows(ld, s, protect_rows, "protect");
-	conf_walk(ld, s, protect_rows, &sc, &p, p.lines);
+	check_unknown_rows(ld, s, conf_protect_rows, "protect");
+	conf_walk(ld, s, conf_protect_rows, &sc, &p, p.lines, NULL);
 	if (ld->nerr != before)
 		return;
 	p.has_window = p.lines[EL_WINDOW] != 0;
@@ -476,15 +499,15 @@ static void load_knock(struct loader *ld, const config_setting_t *s)
 	size_t before = ld->nerr;
 
 	memset(&k, 0, sizeof(k));
+	conf_rows_defaults(conf_knock_rows, &k);
 	k.line = setting_line(s);
-	k.window = DEFAULT_WINDOW;
-	k.key = -1;
+	k.key = -1;		/* none yet: "key" is required, and stores its index */
 	if (!config_setting_is_group(s)) {
 		lerr(ld, s, "\"knock\" entries must be groups { dst = ...; ... }");
 		return;
 	}
-	check_unknown_rows(ld, s, knock_rows, "knock");
-	conf_walk(ld, s, knock_rows, &sc, &k, k.lines);
+	check_unknown_rows(ld, s, conf_knock_rows, "knock");
+	conf_walk(ld, s, conf_knock_rows, &sc, &k, k.lines, NULL);
 	if (ld->nerr != before)
 		return;
 	k.has_window = k.lines[EL_WINDOW] != 0;
@@ -506,7 +529,44 @@ static void load_knock_list(struct loader *ld, const config_setting_t *list)
 void conf_schema_load(struct loader *ld, const config_setting_t *root)
 {
 	static const struct scope top = { NULL, false };
+	config_setting_t *lists[SL_MAX] = { NULL };
 
-	check_unknown_rows(ld, root, root_rows, NULL);
-	conf_walk(ld, root, root_rows, &top, ld->c, ld->c->lines);
+	check_unknown_rows(ld, root, conf_root_rows, NULL);
+	conf_walk(ld, root, conf_root_rows, &top, ld->c, ld->c->lines, lists);
+	if (lists[SL_KEYS])
+		conf_load_keys(ld, lists[SL_KEYS]);
+	if (lists[SL_PROTECT])
+		load_protect_list(ld, lists[SL_PROTECT]);
+	if (lists[SL_KNOCK])
+		load_knock_list(ld, lists[SL_KNOCK]);
+}
+
+/* ------------------------------------------------------------------ */
+/* What the rows say by themselves */
+
+void conf_defaults(struct conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	conf_rows_defaults(conf_root_rows, c);
+	kgw_marks_make(c->mark_mask, c->ct_mark_bit, &c->marks);
+}
+
+const char *conf_restart_name(enum restart r)
+{
+	static const char *const names[RS_MAX] = {
+		[RS_QUEUE] = "queue",
+		[RS_TRANSLATE] = "translate",
+		[RS_SOCKET] = "control_socket",
+		[RS_LIMITS] = "limits",
+		[RS_MANAGE] = "rules.manage",
+		[RS_MARKS] = "rules.mark_mask/ct_mark_bit",
+		[RS_CT_LABEL] = "rules.ct_label",
+	};
+
+	return r > RS_NONE && r < RS_MAX ? names[r] : NULL;
+}
+
+const char *conf_restart_reason(const struct conf *a, const struct conf *b)
+{
+	return conf_restart_name(conf_rows_restart(conf_root_rows, a, b));
 }

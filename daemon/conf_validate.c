@@ -19,10 +19,6 @@
 #include "match.h"
 #include "verify.h"
 
-enum {
-	NATIVE_REPLAY_WINDOWS = 3,	/* the server accepts epochs e-1, e, e+1 */
-};
-
 struct vctx {
 	const struct conf *c;
 	struct conf_errors *errs;

@@ -1,7 +1,10 @@
 /*
  * conf_walk.c - the loader's engine: settings by schema row (conf_int.h),
  * typed, range-checked and stored, every problem reported at the setting's
- * own line.  The rows themselves are in conf_schema.c.
+ * own line; and what else the rows say by themselves: their defaults, and
+ * which changes a reload cannot take.  The rows themselves are in
+ * conf_schema.c.  The walk loads no list of entries: it hands each back to
+ * its caller, which loads it.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -214,7 +217,7 @@ static bool is_list(const config_setting_t *s)
 
 /* One row's setting in g: GOT_OK once its value is stored. */
 static enum got load_row(struct loader *ld, const config_setting_t *g, const struct scope *sc,
-			 const struct srow *r, void *obj, int *lines)
+			 const struct srow *r, void *obj, int *lines, config_setting_t **ret_lists)
 {
 	static const struct scope top = { NULL, false };
 	config_setting_t *s = config_setting_get_member(g, r->name);
@@ -260,7 +263,7 @@ static enum got load_row(struct loader *ld, const config_setting_t *g, const str
 			break;
 		}
 		check_unknown_rows(ld, s, r->rows, r->name);
-		conf_walk(ld, s, r->rows, &sub, obj, lines);
+		conf_walk(ld, s, r->rows, &sub, obj, lines, NULL);
 		ok = true;
 		break;
 	}
@@ -272,7 +275,8 @@ static enum got load_row(struct loader *ld, const config_setting_t *g, const str
 		if (config_setting_length(s) > r->max)
 			lerr(ld, s, "\"%s\" has %d entries; at most %lld are read", r->name,
 			     config_setting_length(s), r->max);
-		r->list(ld, s);
+		if (ret_lists)
+			ret_lists[r->list] = s;
 		ok = true;
 		break;
 	}
@@ -284,10 +288,78 @@ static enum got load_row(struct loader *ld, const config_setting_t *g, const str
 }
 
 void conf_walk(struct loader *ld, const config_setting_t *g, const struct srow *rows,
-		 const struct scope *sc, void *obj, int *lines)
+	       const struct scope *sc, void *obj, int *lines, config_setting_t **ret_lists)
 {
 	for (const struct srow *r = rows; r->name; r++) {
-		if (load_row(ld, g, sc, r, obj, lines) == GOT_NONE && r->required)
+		if (load_row(ld, g, sc, r, obj, lines, ret_lists) == GOT_NONE && r->required)
 			lerr(ld, g, "%s entry is missing \"%s\"", sc->name, r->name);
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* What the rows say by themselves */
+
+void conf_rows_defaults(const struct srow *rows, void *obj)
+{
+	for (const struct srow *r = rows; r->name; r++) {
+		uint8_t *p = (uint8_t *)obj + r->off;
+
+		if (r->type == ST_GROUP) {
+			conf_rows_defaults(r->rows, obj);
+			continue;
+		}
+		if (!r->has_def)
+			continue;
+		switch (r->type) {
+		case ST_INT:
+		case ST_WORD:
+			store_uint(obj, r, (unsigned long long)r->def);
+			break;
+		case ST_BOOL:
+			*(bool *)p = r->def != 0;
+			break;
+		case ST_STRING:
+			snprintf((char *)p, r->size, "%s", r->def_str);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Whether a row's value differs between a and b. */
+static bool row_differs(const struct srow *r, const void *a, const void *b)
+{
+	const uint8_t *pa = (const uint8_t *)a + r->off, *pb = (const uint8_t *)b + r->off;
+	size_t na, nb;
+
+	switch (r->type) {
+	case ST_STRING:
+		return strncmp((const char *)pa, (const char *)pb, r->size) != 0;
+	case ST_LIST:
+		memcpy(&na, pa, sizeof(na));
+		memcpy(&nb, pb, sizeof(nb));
+		return (na > 0) != (nb > 0);
+	case ST_BOOL:
+		return *(const bool *)pa != *(const bool *)pb;
+	default:
+		return memcmp(pa, pb, r->size) != 0;
+	}
+}
+
+enum restart conf_rows_restart(const struct srow *rows, const void *a, const void *b)
+{
+	enum restart first = RS_NONE;
+
+	for (const struct srow *r = rows; r->name; r++) {
+		enum restart why = RS_NONE;
+
+		if (r->type == ST_GROUP)
+			why = conf_rows_restart(r->rows, a, b);
+		else if (r->restart != RS_NONE && row_differs(r, a, b))
+			why = r->restart;
+		if (why != RS_NONE && (first == RS_NONE || why < first))
+			first = why;
+	}
+	return first;
 }

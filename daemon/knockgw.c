@@ -159,14 +159,14 @@ static int cmd_print_rules(int argc, char **argv)
 
 	if (r >= 0)
 		return r;
-	c = daemon_load_conf(path, false);
+	c = conf_load_file(path, false);
 	if (!c)
 		return 1;
 	/* Without privileges the probe fails: show the portable form. */
 	if (nftrules_probe(&kind) < 0)
 		kind = NFT_QUEUE_COMPAT;
 	nftrules_print(c, kind, stdout);
-	daemon_free_conf(c);
+	conf_destroy(c);
 	return 0;
 }
 
@@ -202,11 +202,11 @@ static int cmd_status(int argc, char **argv)
 
 	if (r >= 0)
 		return r;
-	c = daemon_load_conf(path, false);
+	c = conf_load_file(path, false);
 	if (!c)
 		return 1;
 	snprintf(sock, sizeof(sock), "%s", c->control_socket);
-	daemon_free_conf(c);
+	conf_destroy(c);
 	if (!json)
 		return status_request(sock, print_line, stdout);
 	s = calloc(1, sizeof(*s));
@@ -302,7 +302,7 @@ static int cmd_daemon(int argc, char **argv)
 		return usage_error("knockgw");
 	}
 
-	struct conf *conf = daemon_load_conf(conf_path, false);
+	struct conf *conf = conf_load_file(conf_path, false);
 	if (!conf)
 		return 1;
 	if (check_only) {
@@ -318,14 +318,14 @@ static int cmd_daemon(int argc, char **argv)
 			/* Whether refusals will look like unused ports here (fwcheck.h). */
 			fwcheck_summary(conf, stdout);
 		}
-		daemon_free_conf(conf);
+		conf_destroy(conf);
 		return 0;
 	}
 
 	log_init(foreground, verbose ? LOG_DEBUG : conf->log_level, "knockgw");
 	struct knockgw *kg = calloc(1, sizeof(*kg));
 	if (!kg) {
-		daemon_free_conf(conf);
+		conf_destroy(conf);
 		return 1;
 	}
 	kg->conf = conf;
@@ -335,7 +335,7 @@ static int cmd_daemon(int argc, char **argv)
 	kg->state_dir = hidestate_dir(state_dir, sizeof(state_dir), NULL);
 	kg->verbose = verbose > 0;
 	int ret = daemon_run(kg);
-	daemon_free_conf(kg->conf);
+	conf_destroy(kg->conf);
 	free(kg);
 	return ret;
 }
