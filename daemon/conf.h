@@ -22,42 +22,11 @@
  * text secret must also pass the key file rule (no group or other access).
  * The struct's line numbers are lines of the file each setting was in.
  *
- * Schema (defaults in brackets; the table itself is in conf_schema.c):
- *   queue   = { num [0] 0..65535; count [1] 1..16; fail_open [false];
- *               maxlen [4096] 16..1048576; };
- *   rules   = { manage [true]; table ["knockgw"] [A-Za-z0-9_]{1,32};
- *               mark_mask [0x7f000000] one run of >= 3 bits;
- *               ct_mark_bit [0x40000000] one bit;
- *               ct_label [95] 0..95: the first of 33 conntrack label bits;
- *               refuse_port [1] 1..65535, no protected port; };
- *   on_stop ["hide"] hide|open;
- *   log_level ["info"] debug|info|notice|warning|error;
- *   translate ["kernel"] kernel|user;
- *   closed_ports ["daemon"] kernel|daemon;
- *   control_socket ["/run/knockgw/control.sock"] absolute path;
- *   limits  = { flows [65536] 64..4194304; replay [65536] 64..4194304;
- *               hold_bytes [4194304] 4096..1073741824;
- *               hold_flow_bytes [65536] 1024..1048576;
- *               integrity_timeout [10] 1..300 seconds; };
- *   guessing = { threshold [100] 0..1000000 refused knocks (0: off);
- *                window [60] 1..86400 s; penalty [0] 0..86400 s; };
- *   keys    = ( { name; file | secret; }, ... )  name [A-Za-z0-9_.-]{1,32}
- *   protect = ( { port 1..65535; mode knock|native; keys = [names] (1..16);
- *                 integrity_len [0] 0..2048; on_fail ["reset"] reset|drop;
- *                 window [30] 0..86400 (native only); replay [true];
- *                 replay_ttl [knock 3600; native 3*window, or 3600 when
- *                 window is 0] 1..604800, native: >= 3*window;
- *                 addresses [all] = [ "addr" or "addr/len", ... ];
- *                 forward [false] (true needs addresses: routed hosts);
- *                 public [none] = [ "addr", "IPv4:port" or "[IPv6]:port", ... ]
- *                 (at most 16, no duplicates; an address alone: the entry's port);
- *                 timestamps ["optional"] optional|required; }, ... )
- *   knock   = ( { dst "addr" or "addr/len"; port; mode; key "name";
- *                 integrity_len [0]; window [30] (native only);
- *                 from [none] = [ "addr/len", ... ] (1..16, no two overlapping,
- *                 at least one of dst's family; integrity_len 0 only);
- *                 from_interfaces [none: the reverse path] = [ "name", ... ]
- *                 (1..16 interface names, no duplicates; needs from); }, ... )
+ * Schema: the rows of conf_schema.c, one per setting, each with its name,
+ * type, range or words, default, and whether a reload may change it
+ * (conf_defaults() and conf_restart_reason() are derived from them).  The
+ * reference is knockgw.conf(5); conf/knockgw.conf names every setting, and
+ * tests/conf checks both against the rows.
  */
 #ifndef KNOCKGW_CONF_H
 #define KNOCKGW_CONF_H

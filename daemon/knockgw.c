@@ -52,8 +52,6 @@
 #include "nftrules.h"
 #include "stats.h"
 
-#define DEFAULT_CONF "/etc/knockgw/knockgw.conf"
-
 enum { CMD_DAEMON, CMD_GENKEY, CMD_PRINT_RULES, CMD_STATUS, CMD_FLUSH, CMD_HIDE, CMD_INVITE, CMD_REVOKE,
        CMD_METRICS, CMD_CHECK_FIREWALL, CMD_COUNT };
 
@@ -153,7 +151,7 @@ static int cmd_genkey(int argc, char **argv)
 static int cmd_print_rules(int argc, char **argv)
 {
 	enum nft_queue_kind kind = NFT_QUEUE_COMPAT;
-	const char *path = DEFAULT_CONF;
+	const char *path = CONF_DEFAULT_PATH;
 	struct conf *c;
 	int r = conf_options(&commands[CMD_PRINT_RULES], argc, argv, &path, NULL);
 
@@ -193,7 +191,7 @@ static int print_line(const char *line, size_t len, void *arg)
 /* `knockgw status [--json]`: asks the running daemon over its control socket. */
 static int cmd_status(int argc, char **argv)
 {
-	const char *path = DEFAULT_CONF;
+	const char *path = CONF_DEFAULT_PATH;
 	bool json = false;
 	struct conf *c;
 	char sock[sizeof(c->control_socket)];
@@ -226,13 +224,13 @@ static int cmd_status(int argc, char **argv)
 /* `knockgw flush`: its own module (flushcmd.h). */
 static int cmd_flush(int argc, char **argv)
 {
-	return flush_main(argc, argv, DEFAULT_CONF);
+	return flush_main(argc, argv, CONF_DEFAULT_PATH);
 }
 
 /* `knockgw check-firewall`: its own module (fwcheck.h). */
 static int cmd_check_firewall(int argc, char **argv)
 {
-	return fwcheck_main(argc, argv, DEFAULT_CONF);
+	return fwcheck_main(argc, argv, CONF_DEFAULT_PATH);
 }
 
 /* ------------------------------------------------------------- invite, revoke */
@@ -240,18 +238,18 @@ static int cmd_check_firewall(int argc, char **argv)
 /* `knockgw invite` and `knockgw revoke`: their own modules (invitecmd.h). */
 static int cmd_invite(int argc, char **argv)
 {
-	return invite_main(argc, argv, DEFAULT_CONF);
+	return invite_main(argc, argv, CONF_DEFAULT_PATH);
 }
 
 static int cmd_revoke(int argc, char **argv)
 {
-	return revoke_main(argc, argv, DEFAULT_CONF);
+	return revoke_main(argc, argv, CONF_DEFAULT_PATH);
 }
 
 /* `knockgw metrics`: its own module (metricscmd.h). */
 static int cmd_metrics(int argc, char **argv)
 {
-	return metrics_main(argc, argv, DEFAULT_CONF);
+	return metrics_main(argc, argv, CONF_DEFAULT_PATH);
 }
 
 /* ------------------------------------------------------------- the daemon */
@@ -265,7 +263,7 @@ static int cmd_daemon(int argc, char **argv)
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *conf_path = DEFAULT_CONF;
+	const char *conf_path = CONF_DEFAULT_PATH;
 	bool foreground = false, check_only = false;
 	int verbose = 0;
 	int ch;
@@ -392,7 +390,7 @@ static void usage(FILE *f)
 		}
 		fputc('\n', f);
 	}
-	fprintf(f, "\nFILE is " DEFAULT_CONF " unless -c says otherwise.  Every command takes\n"
+	fprintf(f, "\nFILE is " CONF_DEFAULT_PATH " unless -c says otherwise.  Every command takes\n"
 		   "-h or --help.  Exit status: 0 ok, 1 error, 2 usage.\n");
 }
 
