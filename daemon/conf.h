@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf_paths.h"
 #include "keys.h"
 #include "marks.h"
 #include "match.h"
@@ -58,10 +59,6 @@ enum {
 	CONF_MAX_INCLUDES = 32,		/* @include'd files, in all */
 	CONF_MAX_DEPTH = 8,		/* files open inside one another, the main one counted */
 };
-
-/* Where knockgw and knock-connect look without -c, and the socket without control_socket. */
-#define CONF_DEFAULT_PATH "/etc/knockgw/knockgw.conf"
-#define CONF_DEFAULT_SOCKET "/run/knockgw/control.sock"
 
 enum on_fail { ON_FAIL_RESET, ON_FAIL_DROP };
 enum translate { TRANSLATE_KERNEL, TRANSLATE_USER };
@@ -271,8 +268,9 @@ void conf_verror(struct conf_errors *errs, const char *file, int line, const cha
 		 va_list ap) __attribute__((format(printf, 4, 0)));
 
 /*
- * The settings `knockgw flush` needs, read leniently from a file that may
- * not load (conf_peek.c): rules.table and control_socket only, each held
+ * The settings `knockgw flush` and knock-connect need, read leniently from
+ * a file that may not load (conf_peek.c; it reads no key file, which may be
+ * root's alone): rules.table and control_socket only, each held
  * to its own rule and nothing else checked.  Each comes with where it came
  * from, for the command to say: "FILE:LINE" (set there), "default: not
  * set", or "default: REASON" when the file could not say (unreadable or
@@ -285,6 +283,12 @@ struct conf_peek {
 	char control_socket[108];		/* sizeof(sun_path) */
 	char table_from[CONF_ERR_LEN + 16];	/* "default: " and an error line */
 	char socket_from[CONF_ERR_LEN + 16];
+	/*
+	 * "" when control_socket is what the file says (set there, or not set
+	 * in a file read whole); else the one line that says why it may not
+	 * be, "FILE:LINE: message" (knock-connect -c reports it).
+	 */
+	char socket_why[CONF_ERR_LEN];
 	bool assumed;
 	bool failed;
 };
