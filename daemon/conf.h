@@ -58,6 +58,7 @@ enum {
 	CONF_ERR_LEN = 512,
 	CONF_MAX_INCLUDES = 32,		/* @include'd files, in all */
 	CONF_MAX_DEPTH = 8,		/* files open inside one another, the main one counted */
+	CONF_NATIVE_REPLAY_WINDOWS = 3,	/* native: the server accepts epochs e-1, e, e+1 */
 };
 
 enum on_fail { ON_FAIL_RESET, ON_FAIL_DROP };
@@ -253,6 +254,12 @@ int conf_load_overlay(const char *path, const struct conf_overlay *ov, struct co
 		      struct conf_errors *errs);
 
 /*
+ * conf_load() of text in memory named path (srcmap_read_text()): the unit
+ * tests of the schema drive the loader with it, no file needed.
+ */
+int conf_load_text(const char *path, const char *text, struct conf *c, struct conf_errors *errs);
+
+/*
  * Pure cross-field checks of a loaded struct (every single setting was
  * checked by the loader); never reads past the fixed arrays whatever the
  * counts say.  Returns the number of errors added.
@@ -293,6 +300,9 @@ struct conf_peek {
 	bool failed;
 };
 void conf_peek(const char *path, struct conf_peek *p);
+
+/* conf_peek() of text in memory named path, for the unit tests. */
+void conf_peek_text(const char *path, const char *text, struct conf_peek *p);
 
 /* Wipes and frees the keyring; safe on a zeroed or already freed struct. */
 void conf_free(struct conf *c);

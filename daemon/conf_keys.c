@@ -12,7 +12,8 @@
 
 #include <sodium.h>
 
-#include "conf_int.h"
+#include "conf_keys.h"
+#include "conf_text.h"
 #include "keys.h"
 #include "verify.h"
 

@@ -17,7 +17,9 @@
 #include <libconfig.h>
 
 #include "conf_diag.h"
-#include "conf_int.h"
+#include "conf_schema.h"
+#include "conf_text.h"
+#include "conf_validate.h"
 #include "keys.h"
 #include "log.h"
 

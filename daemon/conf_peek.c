@@ -20,7 +20,8 @@
 
 #include <libconfig.h>
 
-#include "conf_int.h"
+#include "conf_schema.h"
+#include "conf_text.h"
 
 /* "FILE:LINE" of a setting, in its own file. */
 static void where(const struct srcmap *m, const config_setting_t *s, char *out, size_t len)

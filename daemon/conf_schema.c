@@ -1,6 +1,6 @@
 /*
  * conf_schema.c - the schema of knockgw.conf as one table of rows
- * (struct srow, conf_int.h), and what the rows cannot say by themselves.
+ * (struct srow, conf_walk.h), and what the rows cannot say by themselves.
  *
  * Each setting is checked once, here, at its own line: its type, its range
  * or words, and the one rule beyond a range that a few have (a table name's
@@ -17,7 +17,8 @@
 #include <sys/un.h>
 #include <syslog.h>
 
-#include "conf_int.h"
+#include "conf_keys.h"
+#include "conf_schema.h"
 #include "integ.h"
 
 enum {
@@ -463,7 +464,7 @@ const struct srow conf_root_rows[] = {
 static uint32_t default_replay_ttl(enum kg_mode mode, uint32_t window)
 {
 	if (mode == KG_MODE_NATIVE && window > 0)
-		return NATIVE_REPLAY_WINDOWS * window;
+		return CONF_NATIVE_REPLAY_WINDOWS * window;
 	return DEFAULT_REPLAY_TTL;
 }
 

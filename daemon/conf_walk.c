@@ -1,5 +1,5 @@
 /*
- * conf_walk.c - the loader's engine: settings by schema row (conf_int.h),
+ * conf_walk.c - the loader's engine: settings by schema row (conf_walk.h),
  * typed, range-checked and stored, every problem reported at the setting's
  * own line; and what else the rows say by themselves: their defaults, and
  * which changes a reload cannot take.  The rows themselves are in
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "conf_int.h"
+#include "conf_walk.h"
 
 enum {
 	MAX_ROWS = 16,			/* rows of one group, for the list of known names */

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "conf.h"
-#include "conf_int.h"
 #include "unit.h"
 
 #define DEF_TABLE "knockgw"

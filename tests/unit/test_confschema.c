@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "conf.h"
-#include "conf_int.h"
+#include "conf_schema.h"
 #include "unit.h"
 
 enum where { AT_ROOT, AT_PROTECT, AT_KNOCK };

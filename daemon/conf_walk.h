@@ -1,50 +1,29 @@
 /*
- * conf_int.h - what the conf*.c modules share with one another and nobody
- * else includes: the error line writer, the loader's state and the typed
- * getters the schema walk and the keys section both use.
+ * conf_walk.h - the loader's engine (conf_walk.c): the loader's state, the
+ * schema row (struct srow) and the walk that loads a group by its rows,
+ * reporting every problem at the setting's own line; and what the rows say
+ * by themselves (defaults, restarts).  Internal to the conf*.c modules: the
+ * rows themselves are conf_schema.c's.
  *
  * Lines: while loading, every line is a line of the joined text
- * (conf_text.h); messages go through the source map to name the file and
- * line the setting was written at, and conf_load() turns the lines kept in
- * the struct into lines of their own files once it validated.
+ * (conf_text.h); messages go through the source map (conf_srcmap.h) to
+ * name the file and line the setting was written at, and conf_load() turns
+ * the lines kept in the struct into lines of their own files once it
+ * validated.
  */
-#ifndef KNOCKGW_CONF_INT_H
-#define KNOCKGW_CONF_INT_H
+#ifndef KNOCKGW_CONF_WALK_H
+#define KNOCKGW_CONF_WALK_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include <libconfig.h>
 
 #include "conf.h"
-#include "conf_text.h"
+#include "conf_srcmap.h"
 
 /* 1..max characters, each alphanumeric or in extra; ASCII only, whatever the locale. */
 bool conf_name_ok(const char *s, size_t max, const char *extra);
-
-/*
- * conf_load() of text in memory named path (srcmap_read_text()): the unit
- * tests of the schema drive the loader with it, no file needed.
- */
-int conf_load_text(const char *path, const char *text, struct conf *c, struct conf_errors *errs);
-
-/* conf_peek() of text in memory named path, for the unit tests. */
-void conf_peek_text(const char *path, const char *text, struct conf_peek *p);
-
-/* rules.table's rule: 1..32 characters of A-Z a-z 0-9 _ (conf_schema.c). */
-bool conf_table_ok(const char *s);
-
-/* control_socket's rule: NULL when s is an absolute path that fits sun_path, else what is wrong. */
-const char *conf_socket_why(const char *s);
-
-/* conf_validate() with the lines of a map (NULL: lines of c->path). */
-size_t conf_validate_map(const struct conf *c, struct conf_errors *errs,
-			 const struct srcmap *map);
-
-enum {
-	NATIVE_REPLAY_WINDOWS = 3,	/* the server accepts epochs e-1, e, e+1 */
-};
 
 struct loader {
 	struct conf *c;
@@ -105,9 +84,6 @@ enum restart {
 	RS_MAX
 };
 
-/* The name of a restart reason, as messages say it ("the queue settings changed"). */
-const char *conf_restart_name(enum restart r);
-
 /* The lists of the root group, which the walk hands back to its caller to load. */
 enum slist { SL_NONE, SL_KEYS, SL_PROTECT, SL_KNOCK, SL_MAX };
 
@@ -158,23 +134,8 @@ void conf_rows_defaults(const struct srow *rows, void *obj);
  */
 enum restart conf_rows_restart(const struct srow *rows, const void *a, const void *b);
 
-/*
- * The schema's tables, for the tests that hold behaviour against the rows:
- * the root (its groups and lists included) and one protect or knock entry.
- */
-extern const struct srow conf_root_rows[], conf_protect_rows[], conf_knock_rows[];
-
 /* check_unknown() with the names of rows. */
 void check_unknown_rows(struct loader *ld, const config_setting_t *group,
 			const struct srow *rows, const char *where);
-
-/* The keys section (conf_keys.c): every entry into c->keys and the keyring. */
-void conf_load_keys(struct loader *ld, const config_setting_t *list);
-
-/* The index of key name in c->keys, or -1. */
-int conf_find_key(const struct conf *c, const char *name);
-
-/* Loads the root group through the schema (conf_schema.c), keys first, then the entries. */
-void conf_schema_load(struct loader *ld, const config_setting_t *root);
 
 #endif
