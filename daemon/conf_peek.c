@@ -26,7 +26,7 @@
 /* "FILE:LINE" of a setting, in its own file. */
 static void where(const struct srcmap *m, const config_setting_t *s, char *out, size_t len)
 {
-	int f, line = srcmap_line(m, setting_line(s), &f);
+	int f, line = srcmap_line(m, conf_setting_line(s), &f);
 
 	snprintf(out, len, "%s:%d", m->src[f].path, line);
 }

@@ -79,8 +79,8 @@ static bool check_mark_mask(struct loader *ld, const config_setting_t *s, long l
 
 	if (kgw_marks_make((uint32_t)v, KGW_CTMARK_DEFAULT, &mk) == 0)
 		return true;
-	lerr(ld, s, "rules.mark_mask 0x%08x must be one run of at least %d bits", (unsigned)v,
-	     KGW_MARK_BITS_MIN);
+	conf_lerr(ld, s, "rules.mark_mask 0x%08x must be one run of at least %d bits", (unsigned)v,
+		  KGW_MARK_BITS_MIN);
 	return false;
 }
 
@@ -90,7 +90,7 @@ static bool check_ct_mark_bit(struct loader *ld, const config_setting_t *s, long
 
 	if (kgw_marks_make(KGW_MARK_MASK_DEFAULT, (uint32_t)v, &mk) == 0)
 		return true;
-	lerr(ld, s, "rules.ct_mark_bit 0x%08x must be exactly one bit", (unsigned)v);
+	conf_lerr(ld, s, "rules.ct_mark_bit 0x%08x must be exactly one bit", (unsigned)v);
 	return false;
 }
 
@@ -114,7 +114,7 @@ static bool store_table(struct loader *ld, const config_setting_t *s, const char
 	struct conf *c = obj;
 
 	if (!conf_table_ok(str)) {
-		lerr(ld, s, "table \"%s\" must be 1..32 characters of A-Z a-z 0-9 _", str);
+		conf_lerr(ld, s, "table \"%s\" must be 1..32 characters of A-Z a-z 0-9 _", str);
 		return false;
 	}
 	snprintf(c->table, sizeof(c->table), "%s", str);
@@ -127,7 +127,7 @@ static bool store_socket(struct loader *ld, const config_setting_t *s, const cha
 	const char *why = conf_socket_why(str);
 
 	if (why) {
-		lerr(ld, s, "control_socket \"%s\" %s", str, why);
+		conf_lerr(ld, s, "control_socket \"%s\" %s", str, why);
 		return false;
 	}
 	snprintf(c->control_socket, sizeof(c->control_socket), "%s", str);
@@ -144,8 +144,8 @@ static bool store_entry_keys(struct loader *ld, const config_setting_t *arr, con
 
 	(void)str;
 	if (n < 1 || n > CONF_MAX_ENTRY_KEYS) {
-		lerr(ld, arr, "protect entry names %zu keys; it needs 1..%d", n,
-		     CONF_MAX_ENTRY_KEYS);
+		conf_lerr(ld, arr, "protect entry names %zu keys; it needs 1..%d", n,
+			  CONF_MAX_ENTRY_KEYS);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -154,7 +154,7 @@ static bool store_entry_keys(struct loader *ld, const config_setting_t *arr, con
 		int idx = conf_find_key(ld->c, name);
 
 		if (idx < 0) {
-			lerr(ld, e, "protect entry names unknown key \"%s\"", name);
+			conf_lerr(ld, e, "protect entry names unknown key \"%s\"", name);
 			ok = false;
 		}
 		p->keys[i] = idx;
@@ -170,11 +170,11 @@ static bool load_prefix(struct loader *ld, const config_setting_t *s, const char
 	case PREFIX_OK:
 		return true;
 	case PREFIX_BAD_ADDR:
-		lerr(ld, s, "%s \"%s\" is not an IPv4 or IPv6 address", what, text);
+		conf_lerr(ld, s, "%s \"%s\" is not an IPv4 or IPv6 address", what, text);
 		break;
 	case PREFIX_BAD_LEN:
-		lerr(ld, s, "%s \"%s\" has a prefix length out of range 0..%u", what, text,
-		     strchr(text, ':') ? 128u : 32u);
+		conf_lerr(ld, s, "%s \"%s\" has a prefix length out of range 0..%u", what, text,
+			  strchr(text, ':') ? 128u : 32u);
 		break;
 	}
 	return false;
@@ -189,7 +189,8 @@ static bool store_addresses(struct loader *ld, const config_setting_t *arr, cons
 
 	(void)str;
 	if (n > CONF_MAX_ADDRS) {
-		lerr(ld, arr, "protect entry has %zu addresses; at most %d", n, CONF_MAX_ADDRS);
+		conf_lerr(ld, arr, "protect entry has %zu addresses; at most %d", n,
+			  CONF_MAX_ADDRS);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -227,8 +228,8 @@ static bool store_public(struct loader *ld, const config_setting_t *arr, const c
 
 	(void)str;
 	if (n > CONF_MAX_PUBLIC) {
-		lerr(ld, arr, "protect entry has %zu public destinations; at most %d", n,
-		     CONF_MAX_PUBLIC);
+		conf_lerr(ld, arr, "protect entry has %zu public destinations; at most %d", n,
+			  CONF_MAX_PUBLIC);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -236,9 +237,9 @@ static bool store_public(struct loader *ld, const config_setting_t *arr, const c
 		const char *text = config_setting_get_string(e);
 		enum dest_err r = dest_read(text, &p->pub[i].dst);
 
-		p->pub[i].line = setting_line(e);
+		p->pub[i].line = conf_setting_line(e);
 		if (r != DEST_OK) {
-			lerr(ld, e, "public \"%s\" %s", text, why[r]);
+			conf_lerr(ld, e, "public \"%s\" %s", text, why[r]);
 			ok = false;
 		}
 	}
@@ -264,7 +265,8 @@ static bool store_from(struct loader *ld, const config_setting_t *arr, const cha
 
 	(void)str;
 	if (n > CONF_MAX_FROM) {
-		lerr(ld, arr, "knock entry has %zu from prefixes; at most %d", n, CONF_MAX_FROM);
+		conf_lerr(ld, arr, "knock entry has %zu from prefixes; at most %d", n,
+			  CONF_MAX_FROM);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -280,8 +282,9 @@ static bool store_from(struct loader *ld, const config_setting_t *arr, const cha
 				char a[INET6_ADDRSTRLEN + 4];
 
 				prefix_format(&k->from[j], a, sizeof(a));
-				lerr(ld, e, "from \"%s\" overlaps from \"%s\" of the same entry", text,
-				     a);
+				conf_lerr(ld, e,
+					  "from \"%s\" overlaps from \"%s\" of the same entry",
+					  text, a);
 				ok = false;
 				break;
 			}
@@ -305,8 +308,8 @@ static bool store_from_ifaces(struct loader *ld, const config_setting_t *arr, co
 
 	(void)str;
 	if (n > CONF_MAX_FROM_IFACES) {
-		lerr(ld, arr, "knock entry has %zu from_interfaces; at most %d", n,
-		     CONF_MAX_FROM_IFACES);
+		conf_lerr(ld, arr, "knock entry has %zu from_interfaces; at most %d", n,
+			  CONF_MAX_FROM_IFACES);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -315,14 +318,15 @@ static bool store_from_ifaces(struct loader *ld, const config_setting_t *arr, co
 
 		if (!conf_name_ok(name, CONF_IFNAME_MAX - 1, "_.-") || strcmp(name, ".") == 0 ||
 		    strcmp(name, "..") == 0) {
-			lerr(ld, e, "from_interfaces \"%s\" is no interface name (1..%d characters "
-				    "of A-Z a-z 0-9 _ . -)", name, CONF_IFNAME_MAX - 1);
+			conf_lerr(ld, e,
+				  "from_interfaces \"%s\" is no interface name (1..%d characters "
+				  "of A-Z a-z 0-9 _ . -)", name, CONF_IFNAME_MAX - 1);
 			ok = false;
 			continue;
 		}
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(k->ifaces[j], name) == 0) {
-				lerr(ld, e, "from_interfaces names \"%s\" twice", name);
+				conf_lerr(ld, e, "from_interfaces names \"%s\" twice", name);
 				ok = false;
 				break;
 			}
@@ -341,7 +345,7 @@ static bool store_key_ref(struct loader *ld, const config_setting_t *s, const ch
 	k->key = conf_find_key(ld->c, str);
 	if (k->key >= 0)
 		return true;
-	lerr(ld, s, "knock entry names unknown key \"%s\"", str);
+	conf_lerr(ld, s, "knock entry names unknown key \"%s\"", str);
 	return false;
 }
 
@@ -477,12 +481,12 @@ static void load_protect(struct loader *ld, const config_setting_t *s)
 
 	memset(&p, 0, sizeof(p));
 	conf_rows_defaults(conf_protect_rows, &p);
-	p.line = setting_line(s);
+	p.line = conf_setting_line(s);
 	if (!config_setting_is_group(s)) {
-		lerr(ld, s, "\"protect\" entries must be groups { port = ...; ... }");
+		conf_lerr(ld, s, "\"protect\" entries must be groups { port = ...; ... }");
 		return;
 	}
-	check_unknown_rows(ld, s, conf_protect_rows, "protect");
+	conf_check_unknown_rows(ld, s, conf_protect_rows, "protect");
 	conf_walk(ld, s, conf_protect_rows, &sc, &p, p.lines, NULL);
 	if (ld->nerr != before)
 		return;
@@ -501,13 +505,13 @@ static void load_knock(struct loader *ld, const config_setting_t *s)
 
 	memset(&k, 0, sizeof(k));
 	conf_rows_defaults(conf_knock_rows, &k);
-	k.line = setting_line(s);
+	k.line = conf_setting_line(s);
 	k.key = -1;		/* none yet: "key" is required, and stores its index */
 	if (!config_setting_is_group(s)) {
-		lerr(ld, s, "\"knock\" entries must be groups { dst = ...; ... }");
+		conf_lerr(ld, s, "\"knock\" entries must be groups { dst = ...; ... }");
 		return;
 	}
-	check_unknown_rows(ld, s, conf_knock_rows, "knock");
+	conf_check_unknown_rows(ld, s, conf_knock_rows, "knock");
 	conf_walk(ld, s, conf_knock_rows, &sc, &k, k.lines, NULL);
 	if (ld->nerr != before)
 		return;
@@ -532,7 +536,7 @@ void conf_schema_load(struct loader *ld, const config_setting_t *root)
 	static const struct scope top = { NULL, false };
 	config_setting_t *lists[SL_MAX] = { NULL };
 
-	check_unknown_rows(ld, root, conf_root_rows, NULL);
+	conf_check_unknown_rows(ld, root, conf_root_rows, NULL);
 	conf_walk(ld, root, conf_root_rows, &top, ld->c, ld->c->lines, lists);
 	if (lists[SL_KEYS])
 		conf_load_keys(ld, lists[SL_KEYS]);

@@ -19,24 +19,24 @@ enum {
 /* ------------------------------------------------------------------ */
 /* Settings and their messages */
 
-int setting_line(const config_setting_t *s)
+int conf_setting_line(const config_setting_t *s)
 {
 	return (int)config_setting_source_line(s);
 }
 
-const char *setting_file(const struct loader *ld, const config_setting_t *s)
+const char *conf_setting_file(const struct loader *ld, const config_setting_t *s)
 {
 	int f;
 
-	srcmap_line(ld->map, setting_line(s), &f);
+	srcmap_line(ld->map, conf_setting_line(s), &f);
 	return ld->map->src[f].path;
 }
 
-void lerr(struct loader *ld, const config_setting_t *s, const char *fmt, ...)
+void conf_lerr(struct loader *ld, const config_setting_t *s, const char *fmt, ...)
 {
 	va_list ap;
 	int f;
-	int line = srcmap_line(ld->map, setting_line(s), &f);
+	int line = srcmap_line(ld->map, conf_setting_line(s), &f);
 
 	va_start(ap, fmt);
 	conf_verror(ld->errs, ld->map->src[f].path, line, fmt, ap);
@@ -48,13 +48,13 @@ static void type_error(struct loader *ld, const config_setting_t *s, const struc
 		       const char *name, const char *want)
 {
 	if (sc->name)
-		lerr(ld, s, "\"%s.%s\" must be %s", sc->name, name, want);
+		conf_lerr(ld, s, "\"%s.%s\" must be %s", sc->name, name, want);
 	else
-		lerr(ld, s, "\"%s\" must be %s", name, want);
+		conf_lerr(ld, s, "\"%s\" must be %s", name, want);
 }
 
-void check_unknown(struct loader *ld, const config_setting_t *group, const char *const *names,
-		   const char *where)
+void conf_check_unknown(struct loader *ld, const config_setting_t *group, const char *const *names,
+			const char *where)
 {
 	int n = config_setting_length(group);
 
@@ -70,13 +70,13 @@ void check_unknown(struct loader *ld, const config_setting_t *group, const char 
 		if (known)
 			continue;
 		if (where)
-			lerr(ld, s, "unknown setting \"%s\" in %s", name, where);
+			conf_lerr(ld, s, "unknown setting \"%s\" in %s", name, where);
 		else
-			lerr(ld, s, "unknown setting \"%s\"", name);
+			conf_lerr(ld, s, "unknown setting \"%s\"", name);
 	}
 }
 
-void check_unknown_rows(struct loader *ld, const config_setting_t *group,
+void conf_check_unknown_rows(struct loader *ld, const config_setting_t *group,
 			       const struct srow *rows, const char *where)
 {
 	const char *names[MAX_ROWS + 1];
@@ -85,11 +85,11 @@ void check_unknown_rows(struct loader *ld, const config_setting_t *group,
 	for (const struct srow *r = rows; r->name && n < MAX_ROWS; r++)
 		names[n++] = r->name;
 	names[n] = NULL;
-	check_unknown(ld, group, names, where);
+	conf_check_unknown(ld, group, names, where);
 }
 
-enum got get_string(struct loader *ld, const config_setting_t *g, const struct scope *sc,
-		    const char *name, const char **ret, config_setting_t **ret_s)
+enum got conf_get_string(struct loader *ld, const config_setting_t *g, const struct scope *sc,
+			 const char *name, const char **ret, config_setting_t **ret_s)
 {
 	config_setting_t *s = config_setting_get_member(g, name);
 
@@ -157,10 +157,11 @@ static bool load_int(struct loader *ld, const config_setting_t *s, const struct 
 	v = config_setting_get_int64(s);
 	if (v < r->min || v > r->max) {
 		if (sc->name && !sc->entry)
-			lerr(ld, s, "%s.%s %lld out of range %lld..%lld", sc->name, r->name, v,
-			     r->min, r->max);
+			conf_lerr(ld, s, "%s.%s %lld out of range %lld..%lld", sc->name, r->name, v,
+				  r->min, r->max);
 		else
-			lerr(ld, s, "%s %lld out of range %lld..%lld", r->name, v, r->min, r->max);
+			conf_lerr(ld, s, "%s %lld out of range %lld..%lld", r->name, v, r->min,
+				  r->max);
 		return false;
 	}
 	if (r->check && !r->check(ld, s, v))
@@ -190,7 +191,7 @@ static bool load_word(struct loader *ld, const config_setting_t *s, const char *
 			break;
 		off += (size_t)n;
 	}
-	lerr(ld, s, "unknown %s \"%s\" (use %s)", r->name, str, choices);
+	conf_lerr(ld, s, "unknown %s \"%s\" (use %s)", r->name, str, choices);
 	return false;
 }
 
@@ -262,7 +263,7 @@ static enum got load_row(struct loader *ld, const config_setting_t *g, const str
 			type_error(ld, s, &top, r->name, "a group { ... }");
 			break;
 		}
-		check_unknown_rows(ld, s, r->rows, r->name);
+		conf_check_unknown_rows(ld, s, r->rows, r->name);
 		conf_walk(ld, s, r->rows, &sub, obj, lines, NULL);
 		ok = true;
 		break;
@@ -273,8 +274,8 @@ static enum got load_row(struct loader *ld, const config_setting_t *g, const str
 			break;
 		}
 		if (config_setting_length(s) > r->max)
-			lerr(ld, s, "\"%s\" has %d entries; at most %lld are read", r->name,
-			     config_setting_length(s), r->max);
+			conf_lerr(ld, s, "\"%s\" has %d entries; at most %lld are read", r->name,
+				  config_setting_length(s), r->max);
 		if (ret_lists)
 			ret_lists[r->list] = s;
 		ok = true;
@@ -283,7 +284,7 @@ static enum got load_row(struct loader *ld, const config_setting_t *g, const str
 	if (!ok)
 		return GOT_BAD;
 	if (r->line)
-		lines[r->line] = setting_line(s);
+		lines[r->line] = conf_setting_line(s);
 	return GOT_OK;
 }
 
@@ -292,7 +293,7 @@ void conf_walk(struct loader *ld, const config_setting_t *g, const struct srow *
 {
 	for (const struct srow *r = rows; r->name; r++) {
 		if (load_row(ld, g, sc, r, obj, lines, ret_lists) == GOT_NONE && r->required)
-			lerr(ld, g, "%s entry is missing \"%s\"", sc->name, r->name);
+			conf_lerr(ld, g, "%s entry is missing \"%s\"", sc->name, r->name);
 	}
 }
 

@@ -33,13 +33,13 @@ struct loader {
 };
 
 /* The joined text's line of a setting. */
-int setting_line(const config_setting_t *s);
+int conf_setting_line(const config_setting_t *s);
 
 /* The file a setting was written in (its path as messages name it). */
-const char *setting_file(const struct loader *ld, const config_setting_t *s);
+const char *conf_setting_file(const struct loader *ld, const config_setting_t *s);
 
 /* Reports "FILE:LINE: message" at the setting's own file and line. */
-void lerr(struct loader *ld, const config_setting_t *s, const char *fmt, ...)
+void conf_lerr(struct loader *ld, const config_setting_t *s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Names settings in messages: "queue.count", "protect.port", "log_level". */
@@ -51,12 +51,12 @@ struct scope {
 enum got { GOT_NONE, GOT_OK, GOT_BAD };
 
 /* A string member: GOT_OK with it in *ret and its setting in *ret_s. */
-enum got get_string(struct loader *ld, const config_setting_t *g, const struct scope *sc,
-		    const char *name, const char **ret, config_setting_t **ret_s);
+enum got conf_get_string(struct loader *ld, const config_setting_t *g, const struct scope *sc,
+			 const char *name, const char **ret, config_setting_t **ret_s);
 
 /* "unknown setting" for each member of group not in names (NULL-terminated). */
-void check_unknown(struct loader *ld, const config_setting_t *group, const char *const *names,
-		   const char *where);
+void conf_check_unknown(struct loader *ld, const config_setting_t *group, const char *const *names,
+			const char *where);
 
 /* A string setting's choices and the value each one stores. */
 struct word {
@@ -79,7 +79,7 @@ enum restart {
 	RS_SOCKET,		/* the control socket is bound at start */
 	RS_LIMITS,		/* the tables are sized at start */
 	RS_MANAGE,		/* who owns the table */
-	RS_MARKS,		/* flows in flight carry the old bits in their marks and conntrack */
+	RS_MARKS,		/* flows in flight carry the old bits in marks and conntrack */
 	RS_CT_LABEL,
 	RS_MAX
 };
@@ -105,7 +105,7 @@ struct srow {
 	long long def;
 	const char *def_str;		/* ST_STRING */
 	enum restart restart;		/* RS_NONE: a reload may change it */
-	int line;			/* slot in the lines array (enum conf_line / entry_line); 0 none */
+	int line;			/* slot in lines[] (enum conf_line / entry_line); 0: none */
 	/* ST_INT: a rule beyond the range; reports and returns false when broken. */
 	bool (*check)(struct loader *ld, const config_setting_t *s, long long v);
 	/* ST_STRING, ST_STRINGS (str NULL): checks the value, reports, stores. */
@@ -134,8 +134,8 @@ void conf_rows_defaults(const struct srow *rows, void *obj);
  */
 enum restart conf_rows_restart(const struct srow *rows, const void *a, const void *b);
 
-/* check_unknown() with the names of rows. */
-void check_unknown_rows(struct loader *ld, const config_setting_t *group,
-			const struct srow *rows, const char *where);
+/* conf_check_unknown() with the names of rows. */
+void conf_check_unknown_rows(struct loader *ld, const config_setting_t *group,
+			     const struct srow *rows, const char *where);
 
 #endif

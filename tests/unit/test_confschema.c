@@ -40,7 +40,8 @@ static const struct setting {
 } settings[] = {
 	{ AT_ROOT, "queue.num", "0", "queue = { num = 7; };", "queue" },
 	{ AT_ROOT, "queue.count", "1", "queue = { count = 2; };", "queue" },
-	{ AT_ROOT, "queue.fail_open", "false", "queue = { fail_open = true; }; on_stop = \"open\";", "queue" },
+	{ AT_ROOT, "queue.fail_open", "false",
+	  "queue = { fail_open = true; }; on_stop = \"open\";", "queue" },
 	{ AT_ROOT, "queue.maxlen", "4096", "queue = { maxlen = 1024; };", "queue" },
 	{ AT_ROOT, "rules.manage", "true", "rules = { manage = false; };", "rules.manage" },
 	{ AT_ROOT, "rules.mark_mask", "2130706432", "rules = { mark_mask = 0x0f000000; };",
@@ -54,12 +55,15 @@ static const struct setting {
 	{ AT_ROOT, "translate", "\"kernel\"", "translate = \"user\";", "translate" },
 	{ AT_ROOT, "closed_ports", "\"daemon\"", "closed_ports = \"kernel\";", NULL },
 	{ AT_ROOT, "on_stop", "\"hide\"", "on_stop = \"open\";", NULL },
-	{ AT_ROOT, "control_socket", "\"/run/knockgw/control.sock\"", "control_socket = \"/run/kg2.sock\";", "control_socket" },
+	{ AT_ROOT, "control_socket", "\"/run/knockgw/control.sock\"",
+	  "control_socket = \"/run/kg2.sock\";", "control_socket" },
 	{ AT_ROOT, "limits.flows", "65536", "limits = { flows = 1024; };", "limits" },
 	{ AT_ROOT, "limits.replay", "65536", "limits = { replay = 1024; };", "limits" },
 	{ AT_ROOT, "limits.hold_bytes", "4194304", "limits = { hold_bytes = 131072; };", NULL },
-	{ AT_ROOT, "limits.hold_flow_bytes", "65536", "limits = { hold_flow_bytes = 2048; };", NULL },
-	{ AT_ROOT, "limits.integrity_timeout", "10", "limits = { integrity_timeout = 20; };", NULL },
+	{ AT_ROOT, "limits.hold_flow_bytes", "65536",
+	  "limits = { hold_flow_bytes = 2048; };", NULL },
+	{ AT_ROOT, "limits.integrity_timeout", "10",
+	  "limits = { integrity_timeout = 20; };", NULL },
 	{ AT_ROOT, "guessing.threshold", "100", "guessing = { threshold = 5; };", NULL },
 	{ AT_ROOT, "guessing.window", "60", "guessing = { window = 5; };", NULL },
 	{ AT_ROOT, "guessing.penalty", "0", "guessing = { penalty = 5; };", NULL },
@@ -69,25 +73,32 @@ static const struct setting {
 	{ AT_ROOT, "knock", NULL, "@noknock", "translate" },
 	{ AT_PROTECT, "port", NULL, "!port = 23; mode = \"knock\"; keys = [ \"k\" ];", NULL },
 	{ AT_PROTECT, "mode", NULL, "!port = 22; mode = \"native\"; keys = [ \"k32\" ];", NULL },
-	{ AT_PROTECT, "keys", NULL, "!port = 22; mode = \"knock\"; keys = [ \"k\", \"k32\" ];", NULL },
+	{ AT_PROTECT, "keys", NULL,
+	  "!port = 22; mode = \"knock\"; keys = [ \"k\", \"k32\" ];", NULL },
 	{ AT_PROTECT, "integrity_len", "0", "integrity_len = 20;", NULL },
 	{ AT_PROTECT, "on_fail", "\"reset\"", "on_fail = \"drop\";", NULL },
-	{ AT_PROTECT, "window", "30", "!port = 22; mode = \"native\"; keys = [ \"k32\" ]; window = 60;", NULL },
+	{ AT_PROTECT, "window", "30",
+	  "!port = 22; mode = \"native\"; keys = [ \"k32\" ]; window = 60;", NULL },
 	{ AT_PROTECT, "replay", "true", "replay = false;", NULL },
 	{ AT_PROTECT, "replay_ttl", NULL, "replay_ttl = 60;", NULL },
 	{ AT_PROTECT, "addresses", NULL, "addresses = [ \"192.0.2.9\" ];", NULL },
 	{ AT_PROTECT, "forward", "false", "addresses = [ \"192.0.2.9\" ]; forward = true;", NULL },
 	{ AT_PROTECT, "public", NULL, "public = [ \"198.51.100.1\" ];", NULL },
 	{ AT_PROTECT, "timestamps", "\"optional\"", "timestamps = \"required\";", NULL },
-	{ AT_KNOCK, "dst", NULL, "!dst = \"192.0.2.2\"; port = 22; mode = \"knock\"; key = \"k\";", NULL },
-	{ AT_KNOCK, "port", NULL, "!dst = \"192.0.2.1\"; port = 23; mode = \"knock\"; key = \"k\";", NULL },
-	{ AT_KNOCK, "mode", NULL, "!dst = \"192.0.2.1\"; port = 22; mode = \"native\"; key = \"k32\";", NULL },
-	{ AT_KNOCK, "key", NULL, "!dst = \"192.0.2.1\"; port = 22; mode = \"knock\"; key = \"k32\";", NULL },
+	{ AT_KNOCK, "dst", NULL,
+	  "!dst = \"192.0.2.2\"; port = 22; mode = \"knock\"; key = \"k\";", NULL },
+	{ AT_KNOCK, "port", NULL,
+	  "!dst = \"192.0.2.1\"; port = 23; mode = \"knock\"; key = \"k\";", NULL },
+	{ AT_KNOCK, "mode", NULL,
+	  "!dst = \"192.0.2.1\"; port = 22; mode = \"native\"; key = \"k32\";", NULL },
+	{ AT_KNOCK, "key", NULL,
+	  "!dst = \"192.0.2.1\"; port = 22; mode = \"knock\"; key = \"k32\";", NULL },
 	{ AT_KNOCK, "integrity_len", "0", "integrity_len = 20;", NULL },
-	{ AT_KNOCK, "window", "30", "!dst = \"192.0.2.1\"; port = 22; mode = \"native\"; key = \"k32\"; window = 60;", NULL },
+	{ AT_KNOCK, "window", "30",
+	  "!dst = \"192.0.2.1\"; port = 22; mode = \"native\"; key = \"k32\"; window = 60;", NULL },
 	{ AT_KNOCK, "from", NULL, "from = [ \"10.0.0.0/8\" ];", NULL },
-	{ AT_KNOCK, "from_interfaces", NULL, "from = [ \"10.0.0.0/8\" ]; from_interfaces = [ \"eth1\" ];",
-	  NULL },
+	{ AT_KNOCK, "from_interfaces", NULL,
+	  "from = [ \"10.0.0.0/8\" ]; from_interfaces = [ \"eth1\" ];", NULL },
 };
 
 enum { NSETTINGS = sizeof(settings) / sizeof(settings[0]), TEXT_MAX = 2048 };
@@ -118,7 +129,8 @@ static void base_text(const struct setting *s, char *out, size_t len)
 	char protect[256] = "", knock[256] = "", entry[200];
 
 	if (!(s && strcmp(ch, "@noprotect") == 0)) {
-		entry_text(PROTECT_REQ, s && s->where == AT_PROTECT ? ch : "", entry, sizeof(entry));
+		entry_text(PROTECT_REQ, s && s->where == AT_PROTECT ? ch : "", entry,
+			   sizeof(entry));
 		snprintf(protect, sizeof(protect), "protect = ( { %s } );\n", entry);
 	}
 	if (!(s && strcmp(ch, "@noknock") == 0)) {
@@ -272,8 +284,8 @@ static void check_default(const struct srow *r, const char *name, enum where w, 
 	dot = strchr(name, '.');
 	if (dot) {
 		leaf = dot + 1;
-		snprintf(text, sizeof(text), "%.*s = { %s = %s; };\n", (int)(dot - name), name, leaf,
-			 value);
+		snprintf(text, sizeof(text), "%.*s = { %s = %s; };\n", (int)(dot - name), name,
+			 leaf, value);
 	} else {
 		snprintf(text, sizeof(text), "%s = %s;\n", name, value);
 	}
@@ -314,11 +326,12 @@ static void test_restart(struct loaded *l)
 
 		base_text(s, text, sizeof(text));
 		if (conf_load_text("t.conf", text, l->c, l->errs) < 0) {
-			CHECK(false, "\"%s\" changed: the text loads (%s)", s->name, l->errs->msg[0]);
+			CHECK(false, "\"%s\" changed: the text loads (%s)", s->name,
+			      l->errs->msg[0]);
 			continue;
 		}
-		CHECK(memcmp(l->c, l->base, sizeof(*l->c)) != 0, "\"%s\" changed: something changed",
-		      s->name);
+		CHECK(memcmp(l->c, l->base, sizeof(*l->c)) != 0,
+		      "\"%s\" changed: something changed", s->name);
 		ab = conf_restart_reason(l->base, l->c);
 		ba = conf_restart_reason(l->c, l->base);
 		CHECK(ab == s->restart || (ab && s->restart && strcmp(ab, s->restart) == 0),
@@ -371,8 +384,8 @@ static void test_restart_order(struct loaded *l)
 			continue;
 		}
 		why = conf_restart_reason(l->empty, l->c);
-		CHECK(why && strcmp(why, rows[i].want) == 0, "order row %zu: \"%s\", want \"%s\"", i,
-		      why ? why : "(none)", rows[i].want);
+		CHECK(why && strcmp(why, rows[i].want) == 0, "order row %zu: \"%s\", want \"%s\"",
+		      i, why ? why : "(none)", rows[i].want);
 		conf_free(l->c);
 	}
 }
