@@ -85,13 +85,6 @@ struct knockgw {
 	int status_timer, table_timer, watchdog_timer, reload_timer, ctl_timer;
 };
 
-/*
- * Loads and validates path; reports every error as FILE:LINE: message, to
- * the log (to_log) or stderr.  NULL on any error.
- */
-struct conf *daemon_load_conf(const char *path, bool to_log);
-void daemon_free_conf(struct conf *c);
-
 /* sd_notify: state (e.g. "READY=1", or NULL) and STATUS= with the counters' summary. */
 void daemon_notify(struct knockgw *kg, const char *state);
 
