@@ -28,6 +28,7 @@
 enum {
 	STATUS_EVERY_MS = 2000,		/* STATUS= refresh for systemd */
 	TABLE_CHECK_MS = 2000,		/* how often the table's presence is checked */
+	SHARED_GC_MS = 5000,		/* expired replay and intent entries are collected */
 	EVENTS_MAX = 8,
 };
 
@@ -41,6 +42,7 @@ enum event {
 	EV_WATCHDOG,
 	EV_RELOAD,
 	EV_CTL_TIMER,
+	EV_GC,
 };
 
 uint64_t daemon_now_ms(int clock_id)
@@ -295,6 +297,25 @@ static void ctl_event(struct knockgw *kg)
 	daemon_arm_timer(kg->ctl_timer, due == UINT64_MAX ? 0 : due > now ? due - now : 1, 0);
 }
 
+/* ---------------------------------------------------- shared tables */
+
+/*
+ * Expired knocks and intents leave the tables every queue thread shares.
+ * Here, in the main thread, rather than in one queue thread: a collection
+ * walks a whole table, and a queue thread that did it would keep the
+ * packets waiting in its own queues for the walk besides the lock; so
+ * every queue thread does the same work, packets.  The tables' locks keep
+ * this from racing the threads, and the clock is theirs (monotonic
+ * seconds).
+ */
+static void collect_shared(struct knockgw *kg)
+{
+	uint64_t now = daemon_now_ms(CLOCK_MONOTONIC) / 1000;
+
+	replay_gc(&kg->replay, now);
+	intent_gc(kg->intents, now);
+}
+
 /* ----------------------------------------------------------- the loop */
 
 static int add_fd(struct knockgw *kg, int fd, enum event ev)
@@ -335,7 +356,8 @@ static int open_loop(struct knockgw *kg)
 	    new_timer(kg, &kg->table_timer, EV_TABLE) < 0 ||
 	    new_timer(kg, &kg->watchdog_timer, EV_WATCHDOG) < 0 ||
 	    new_timer(kg, &kg->reload_timer, EV_RELOAD) < 0 ||
-	    new_timer(kg, &kg->ctl_timer, EV_CTL_TIMER) < 0)
+	    new_timer(kg, &kg->ctl_timer, EV_CTL_TIMER) < 0 ||
+	    new_timer(kg, &kg->gc_timer, EV_GC) < 0)
 		return -errno;
 	return 0;
 }
@@ -343,7 +365,8 @@ static int open_loop(struct knockgw *kg)
 static void close_loop(struct knockgw *kg)
 {
 	int *fds[] = { &kg->epoll_fd, &kg->signal_fd, &kg->notify_fd, &kg->status_timer,
-		       &kg->table_timer, &kg->watchdog_timer, &kg->reload_timer, &kg->ctl_timer };
+		       &kg->table_timer, &kg->watchdog_timer, &kg->reload_timer, &kg->ctl_timer,
+		       &kg->gc_timer };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
@@ -430,6 +453,10 @@ static int loop(struct knockgw *kg, uint64_t wd_usec)
 			case EV_RELOAD:
 				drain(kg->reload_timer);
 				reload_timeout(kg);
+				break;
+			case EV_GC:
+				drain(kg->gc_timer);
+				collect_shared(kg);
 				break;
 			}
 		}
@@ -526,7 +553,7 @@ int daemon_run(struct knockgw *kg)
 
 	kg->epoll_fd = kg->signal_fd = kg->notify_fd = kg->guard_fd = -1;
 	kg->status_timer = kg->table_timer = kg->watchdog_timer = -1;
-	kg->reload_timer = kg->ctl_timer = -1;
+	kg->reload_timer = kg->ctl_timer = kg->gc_timer = -1;
 	kg->started_ms = daemon_now_ms(CLOCK_MONOTONIC);
 	kg->rl_table = (struct log_ratelimit){ .interval = 60, .burst = 1 };
 	if (open_loop(kg) < 0) {
@@ -540,6 +567,7 @@ int daemon_run(struct knockgw *kg)
 	tablelife_save(kg->conf, kg->state_dir);
 	daemon_notify(kg, "READY=1");
 	daemon_arm_timer(kg->status_timer, STATUS_EVERY_MS, STATUS_EVERY_MS);
+	daemon_arm_timer(kg->gc_timer, SHARED_GC_MS, SHARED_GC_MS);
 	if (kg->table_installed)
 		daemon_arm_timer(kg->table_timer, TABLE_CHECK_MS, TABLE_CHECK_MS);
 	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec >= 2000)

@@ -14,8 +14,9 @@
  *   - the control socket (ctl.h), and a timer for its clients' deadlines;
  *   - an eventfd the queue threads write when they took a configuration
  *     or failed (a failure stops the daemon with status 1);
- *   - timers: STATUS= for systemd, the table check, the watchdog, and the
- *     deadline of a configuration switch.
+ *   - timers: STATUS= for systemd, the table check, the watchdog, the
+ *     deadline of a configuration switch, and the collection of expired
+ *     entries from the replay and intent tables the queue threads share.
  * Nothing polls at an interval.  Each successful start and reload saves
  * the hiding state in the unit's state directory (tablelife_save()).  On
  * stop the table is left hiding or removed (on_stop; after a queue failed,
@@ -80,7 +81,7 @@ struct knockgw {
 
 	/* The event loop's descriptors (-1 when closed). */
 	int epoll_fd, signal_fd, notify_fd;
-	int status_timer, table_timer, watchdog_timer, reload_timer, ctl_timer;
+	int status_timer, table_timer, watchdog_timer, reload_timer, ctl_timer, gc_timer;
 };
 
 /*

@@ -15,7 +15,6 @@
 enum {
 	QUEUE_BATCH = 64,		/* packets per recvmmsg */
 	COPY_HEADERS = 512,		/* IP + extension headers + TCP with options */
-	SHARED_GC_S = 5,		/* replay and intent tables, by worker 0 */
 	STOP_DRAIN_ROUNDS = 16,		/* batches read at a stop, at most */
 };
 
@@ -87,16 +86,10 @@ static bool take_conf(struct worker *w)
 	return true;
 }
 
-static void tick(struct worker *w, uint64_t *last_gc)
+static void tick(struct worker *w)
 {
 	server_tick(&w->srv, w->q[QSET_DATA]);
 	client_tick(&w->cli);
-	/* Shared tables are collected by one thread only. */
-	if (w->index == 0 && w->srv.mono >= *last_gc + SHARED_GC_S) {
-		*last_gc = w->srv.mono;
-		replay_gc(w->ws->replay, w->srv.mono);
-		intent_gc(w->ws->intents, w->srv.mono);
-	}
 }
 
 /*
@@ -167,7 +160,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct workers *ws = w->ws;
-	uint64_t last_gc = 0, next_tick = 0;
+	uint64_t next_tick = 0;
 	bool all = true;	/* the first round publishes everything */
 	struct pollfd pfd[QSET_MAX + 1];
 
@@ -187,7 +180,7 @@ static void *worker_main(void *arg)
 		w->srv.mono = w->cli.mono = mono / 1000;
 		w->srv.wall = w->cli.wall = now_ms(CLOCK_REALTIME) / 1000;
 		if (mono >= next_tick) {
-			tick(w, &last_gc);
+			tick(w);
 			/* On the second boundary, as the tables count in seconds. */
 			next_tick = (mono / WORKER_TICK_MS + 1) * WORKER_TICK_MS;
 		}

@@ -21,10 +21,10 @@
  *   - A worker whose queue fails (nfqueue_recv() < 0) logs it, records the
  *     error (workers_error()) and ends, after writing the notify eventfd.
  *   - workers_stop() wakes every worker through its eventfd and joins it.
- * The replay and intent tables are shared (their own locking); worker 0
- * collects them.  Everything else a worker touches is its own; its
- * counters it publishes for the main thread (counterpub.h) after each
- * batch, tick and switch, before it sleeps.
+ * The replay and intent tables are shared (their own locking); the main
+ * thread collects them (daemon.c).  Everything else a worker touches is its
+ * own; its counters it publishes for the main thread (counterpub.h) after
+ * each batch, tick and switch, before it sleeps.
  */
 #ifndef KNOCKGW_WORKERS_H
 #define KNOCKGW_WORKERS_H
