@@ -45,7 +45,8 @@ enum event {
 	EV_GC,
 };
 
-uint64_t daemon_now_ms(int clock_id)
+/* Monotonic or real-time clock, in ms. */
+static uint64_t now_ms(int clock_id)
 {
 	struct timespec ts;
 
@@ -53,7 +54,8 @@ uint64_t daemon_now_ms(int clock_id)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-void daemon_arm_timer(int fd, uint64_t ms, uint64_t interval_ms)
+/* Arms timer fd to fire in ms from now (0 disarms), then every interval_ms (0: once). */
+static void arm_timer(int fd, uint64_t ms, uint64_t interval_ms)
 {
 	struct itimerspec its = {
 		.it_value = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 },
@@ -119,9 +121,9 @@ static void snapshot(struct knockgw *kg, struct stats *s)
 		workers_stats(&kg->workers, s);
 	if (kg->ctl_open)
 		ctl_counters_foreach(&kg->ctl, stats_add_ctl, s);
-	s->uptime_s = (daemon_now_ms(CLOCK_MONOTONIC) - kg->started_ms) / 1000;
-	s->reloads = kg->reloads;
-	s->reloads_refused = kg->reloads_refused;
+	s->uptime_s = (now_ms(CLOCK_MONOTONIC) - kg->started_ms) / 1000;
+	s->reloads = kg->reload.reloads;
+	s->reloads_refused = kg->reload.reloads_refused;
 	s->table_restores = kg->table_restores;
 	s->generation = __atomic_load_n(&kg->workers.gen, __ATOMIC_ACQUIRE);
 	s->replay_entries = replay_count(&kg->replay);
@@ -165,12 +167,13 @@ static void status_report(FILE *out, enum ctl_cmd cmd, void *arg)
 }
 
 /*
- * The one-line summary systemd shows (STATUS=), after state ("READY=1")
- * in the same message when state is not NULL: systemd takes both at once,
- * so a service that just became ready or reloaded never shows no status
- * or an old one.  Without memory for the snapshot, state still goes out.
+ * sd_notify: the one-line summary systemd shows (STATUS=), after state
+ * ("READY=1") in the same message when state is not NULL: systemd takes
+ * both at once, so a service that just became ready or reloaded never shows
+ * no status or an old one.  Without memory for the snapshot, state still
+ * goes out.
  */
-void daemon_notify(struct knockgw *kg, const char *state)
+static void notify(struct knockgw *kg, const char *state)
 {
 	struct stats *s = malloc(sizeof(*s));
 	char line[480];
@@ -260,7 +263,7 @@ static void check_table(struct knockgw *kg)
 	int r = nftrules_present(kg->conf->table);
 
 	if (r < 0) {	/* could not tell: ask again at the next check */
-		log_peer(&kg->rl_table, daemon_now_ms(CLOCK_MONOTONIC) / 1000, LOG_WARNING,
+		log_peer(&kg->rl_table, now_ms(CLOCK_MONOTONIC) / 1000, LOG_WARNING,
 			 "cannot check table inet %s: %s", kg->conf->table, strerror(-r));
 		return;
 	}
@@ -289,12 +292,50 @@ static void ctl_event(struct knockgw *kg)
 {
 	uint64_t now, due;
 
-	ctl_handle(&kg->ctl, kg->conf, kg->intents, daemon_now_ms(CLOCK_MONOTONIC) / 1000,
+	ctl_handle(&kg->ctl, kg->conf, kg->intents, now_ms(CLOCK_MONOTONIC) / 1000,
 		   status_report, kg);
 	due = ctl_next_deadline_ms(&kg->ctl);
-	now = daemon_now_ms(CLOCK_MONOTONIC);
+	now = now_ms(CLOCK_MONOTONIC);
 	/* 0 disarms a timerfd: a deadline already passed is 1 ms away. */
-	daemon_arm_timer(kg->ctl_timer, due == UINT64_MAX ? 0 : due > now ? due - now : 1, 0);
+	arm_timer(kg->ctl_timer, due == UINT64_MAX ? 0 : due > now ? due - now : 1, 0);
+}
+
+/* -------------------------------------------------------------- reload */
+
+/* The daemon's part of a reload (reload.h): its clock, its timer, STATUS=. */
+static uint64_t reload_now_ms(void *arg)
+{
+	(void)arg;
+	return now_ms(CLOCK_MONOTONIC);
+}
+
+static void reload_arm_timer(void *arg, uint64_t ms)
+{
+	struct knockgw *kg = arg;
+
+	arm_timer(kg->reload_timer, ms, 0);
+}
+
+static void reload_notify(void *arg, const char *state)
+{
+	notify(arg, state);
+}
+
+/* Once start() knows the queue kind: SIGHUPs come only after this. */
+static void init_reload(struct knockgw *kg)
+{
+	reload_init(&kg->reload, &(struct reload_ctx){
+		.conf_path = kg->conf_path,
+		.state_dir = kg->state_dir,
+		.queue_kind = kg->queue_kind,
+		.verbose = kg->verbose,
+		.workers = &kg->workers,
+		.active = &kg->conf,
+		.now_ms = reload_now_ms,
+		.arm_timer = reload_arm_timer,
+		.notify = reload_notify,
+		.arg = kg,
+	});
 }
 
 /* ---------------------------------------------------- shared tables */
@@ -310,7 +351,7 @@ static void ctl_event(struct knockgw *kg)
  */
 static void collect_shared(struct knockgw *kg)
 {
-	uint64_t now = daemon_now_ms(CLOCK_MONOTONIC) / 1000;
+	uint64_t now = now_ms(CLOCK_MONOTONIC) / 1000;
 
 	replay_gc(&kg->replay, now);
 	intent_gc(kg->intents, now);
@@ -395,7 +436,7 @@ static bool on_signal(struct knockgw *kg)
 			log_counters(kg);
 			break;
 		case SIGHUP:
-			reload_start(kg);
+			reload_start(&kg->reload);
 			break;
 		default:
 			run = false;
@@ -433,11 +474,11 @@ static int loop(struct knockgw *kg, uint64_t wd_usec)
 				drain(kg->notify_fd);
 				if (workers_error(&kg->workers))
 					return workers_error(&kg->workers);
-				reload_progress(kg);
+				reload_progress(&kg->reload);
 				break;
 			case EV_STATUS:
 				drain(kg->status_timer);
-				daemon_notify(kg, NULL);
+				notify(kg, NULL);
 				break;
 			case EV_TABLE:
 				drain(kg->table_timer);
@@ -446,13 +487,13 @@ static int loop(struct knockgw *kg, uint64_t wd_usec)
 			case EV_WATCHDOG:
 				drain(kg->watchdog_timer);
 				/* Only while every queue thread is making rounds. */
-				if (workers_alive(&kg->workers, daemon_now_ms(CLOCK_MONOTONIC),
+				if (workers_alive(&kg->workers, now_ms(CLOCK_MONOTONIC),
 						  wd_usec / 2000))
 					sd_notify(0, "WATCHDOG=1");
 				break;
 			case EV_RELOAD:
 				drain(kg->reload_timer);
-				reload_timeout(kg);
+				reload_timeout(&kg->reload);
 				break;
 			case EV_GC:
 				drain(kg->gc_timer);
@@ -554,7 +595,7 @@ int daemon_run(struct knockgw *kg)
 	kg->epoll_fd = kg->signal_fd = kg->notify_fd = kg->guard_fd = -1;
 	kg->status_timer = kg->table_timer = kg->watchdog_timer = -1;
 	kg->reload_timer = kg->ctl_timer = kg->gc_timer = -1;
-	kg->started_ms = daemon_now_ms(CLOCK_MONOTONIC);
+	kg->started_ms = now_ms(CLOCK_MONOTONIC);
 	kg->rl_table = (struct log_ratelimit){ .interval = 60, .burst = 1 };
 	if (open_loop(kg) < 0) {
 		log_warn("cannot set up the event loop");
@@ -562,16 +603,17 @@ int daemon_run(struct knockgw *kg)
 	}
 	if (start(kg) < 0)
 		goto out;
+	init_reload(kg);
 	log_info("ready: %zu protected port(s), %zu knock destination(s), %u queue(s) from %u",
 		 kg->conf->nprotect, kg->conf->nknock, kg->workers.n, kg->conf->queue_num);
 	tablelife_save(kg->conf, kg->state_dir);
-	daemon_notify(kg, "READY=1");
-	daemon_arm_timer(kg->status_timer, STATUS_EVERY_MS, STATUS_EVERY_MS);
-	daemon_arm_timer(kg->gc_timer, SHARED_GC_MS, SHARED_GC_MS);
+	notify(kg, "READY=1");
+	arm_timer(kg->status_timer, STATUS_EVERY_MS, STATUS_EVERY_MS);
+	arm_timer(kg->gc_timer, SHARED_GC_MS, SHARED_GC_MS);
 	if (kg->table_installed)
-		daemon_arm_timer(kg->table_timer, TABLE_CHECK_MS, TABLE_CHECK_MS);
+		arm_timer(kg->table_timer, TABLE_CHECK_MS, TABLE_CHECK_MS);
 	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec >= 2000)
-		daemon_arm_timer(kg->watchdog_timer, 1, wd_usec / 2000);
+		arm_timer(kg->watchdog_timer, 1, wd_usec / 2000);
 	else
 		wd_usec = 0;
 	r = loop(kg, wd_usec);
@@ -596,7 +638,7 @@ out:
 	}
 	if (kg->workers_open)
 		workers_stop(&kg->workers);
-	reload_cleanup(kg);	/* no worker runs any more */
+	reload_cleanup(&kg->reload);	/* no worker runs any more */
 	log_counters(kg);
 	if (kg->workers_open)
 		workers_close(&kg->workers);
