@@ -3,6 +3,7 @@
 #   make deps       install the Debian packages the build, tests and demo need
 #   make demo       show knockgw at work in network namespaces (root)
 #   make check      deps + build + unit, config, ISN, fuzz-smoke and netns tests
+#   make check-asan, make check-tsan   the same under sanitizers (see below)
 #   make fuzz       build the libFuzzer targets with clang
 #   make analyze    clang static analyzer over the sources
 #   make install    install (PREFIX, DESTDIR, SYSCONFDIR, ...); make uninstall
@@ -262,6 +263,8 @@ TSAN_NETNS_SKIP = $(filter-out $(TSAN_NETNS),$(basename $(notdir $(wildcard test
 check-tsan: deps
 	$(Q)$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) HARDEN_CFLAGS="$(TSAN_HARDEN)" \
 		CFLAGS="$(TSAN_CFLAGS) $(TSAN_SAN)" all unit test-tools
+	@# The tools make deps unpacked (promtool, ...), where the tests look for them.
+	$(Q)ln -sfn $(abspath $(BUILD)/deps) $(TSAN_BUILD)/deps
 	$(Q)start=$$(date +%s); \
 	TSAN_OPTIONS=$(TSAN_RUN_OPTIONS) BUILD=$(TSAN_BUILD) TESTS="unit netns" \
 		NETNS_SKIP="$(TSAN_NETNS_SKIP)" sh tests/run.sh; rc=$$?; \
