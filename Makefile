@@ -241,8 +241,9 @@ check-asan: deps
 # stay errors; _FORTIFY_SOURCE is left out, its checked copies bypass the
 # interceptors), then the unit tests and the namespace tests TSAN_NETNS
 # against that build.  Those start daemons with several queue threads
-# (queue.count 2) or read the queue threads' counters from the main thread
-# while traffic flows (status, metrics, reloads, a replay flood).  Any report
+# (queue.count 2), read the queue threads' counters from the main thread
+# while traffic flows (status, metrics, reloads, a replay flood), or keep
+# the control socket's closer thread busy (0014sec_ctlfd).  Any report
 # fails: halt_on_error ends the process that made it with exitcode, and the
 # namespace tests also grep their logs for reports (tests/netns/sanitizer.sh).
 # The queue guard (forked before the queue threads start) and the tables'
@@ -254,7 +255,7 @@ TSAN_BUILD ?= build-tsan
 TSAN_CFLAGS ?= -O1 -g
 TSAN_RUN_OPTIONS ?= halt_on_error=1:exitcode=66:second_deadlock_stack=1
 TSAN_NETNS ?= 0008rules_golden_0 0014sec_reload_0 0011ops_reload_0 0028ops_status_json_0 \
-	0036metrics_0 0043sec_replay_flood_0
+	0036metrics_0 0043sec_replay_flood_0 0014sec_ctlfd_0
 TSAN_SAN := -fsanitize=thread -fno-omit-frame-pointer
 TSAN_HARDEN := $(filter-out -D_FORTIFY_SOURCE=%,$(HARDEN_CFLAGS))
 TSAN_NETNS_SKIP = $(filter-out $(TSAN_NETNS),$(basename $(notdir $(wildcard tests/netns/[0-9]*.sh))))
