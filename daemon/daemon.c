@@ -28,6 +28,7 @@
 enum {
 	STATUS_EVERY_MS = 2000,		/* STATUS= refresh for systemd */
 	TABLE_CHECK_MS = 2000,		/* how often the table's presence is checked */
+	SHARED_GC_MS = 5000,		/* expired replay and intent entries are collected */
 	EVENTS_MAX = 8,
 };
 
@@ -41,9 +42,11 @@ enum event {
 	EV_WATCHDOG,
 	EV_RELOAD,
 	EV_CTL_TIMER,
+	EV_GC,
 };
 
-uint64_t daemon_now_ms(int clock_id)
+/* Monotonic or real-time clock, in ms. */
+static uint64_t now_ms(int clock_id)
 {
 	struct timespec ts;
 
@@ -51,7 +54,8 @@ uint64_t daemon_now_ms(int clock_id)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-void daemon_arm_timer(int fd, uint64_t ms, uint64_t interval_ms)
+/* Arms timer fd to fire in ms from now (0 disarms), then every interval_ms (0: once). */
+static void arm_timer(int fd, uint64_t ms, uint64_t interval_ms)
 {
 	struct itimerspec its = {
 		.it_value = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 },
@@ -78,9 +82,9 @@ static void snapshot(struct knockgw *kg, struct stats *s)
 		workers_stats(&kg->workers, s);
 	if (kg->ctl_open)
 		ctl_counters_foreach(&kg->ctl, stats_add_ctl, s);
-	s->uptime_s = (daemon_now_ms(CLOCK_MONOTONIC) - kg->started_ms) / 1000;
-	s->reloads = kg->reloads;
-	s->reloads_refused = kg->reloads_refused;
+	s->uptime_s = (now_ms(CLOCK_MONOTONIC) - kg->started_ms) / 1000;
+	s->reloads = kg->reload.reloads;
+	s->reloads_refused = kg->reload.reloads_refused;
 	s->table_restores = kg->table_restores;
 	s->generation = __atomic_load_n(&kg->workers.gen, __ATOMIC_ACQUIRE);
 	s->replay_entries = replay_count(&kg->replay);
@@ -124,12 +128,13 @@ static void status_report(FILE *out, enum ctl_cmd cmd, void *arg)
 }
 
 /*
- * The one-line summary systemd shows (STATUS=), after state ("READY=1")
- * in the same message when state is not NULL: systemd takes both at once,
- * so a service that just became ready or reloaded never shows no status
- * or an old one.  Without memory for the snapshot, state still goes out.
+ * sd_notify: the one-line summary systemd shows (STATUS=), after state
+ * ("READY=1") in the same message when state is not NULL: systemd takes
+ * both at once, so a service that just became ready or reloaded never shows
+ * no status or an old one.  Without memory for the snapshot, state still
+ * goes out.
  */
-void daemon_notify(struct knockgw *kg, const char *state)
+static void notify(struct knockgw *kg, const char *state)
 {
 	struct stats *s = malloc(sizeof(*s));
 	char line[480];
@@ -219,7 +224,7 @@ static void check_table(struct knockgw *kg)
 	int r = nftrules_present(kg->conf->table);
 
 	if (r < 0) {	/* could not tell: ask again at the next check */
-		log_peer(&kg->rl_table, daemon_now_ms(CLOCK_MONOTONIC) / 1000, LOG_WARNING,
+		log_peer(&kg->rl_table, now_ms(CLOCK_MONOTONIC) / 1000, LOG_WARNING,
 			 "cannot check table inet %s: %s", kg->conf->table, strerror(-r));
 		return;
 	}
@@ -248,12 +253,69 @@ static void ctl_event(struct knockgw *kg)
 {
 	uint64_t now, due;
 
-	ctl_handle(&kg->ctl, kg->conf, kg->intents, daemon_now_ms(CLOCK_MONOTONIC) / 1000,
+	ctl_handle(&kg->ctl, kg->conf, kg->intents, now_ms(CLOCK_MONOTONIC) / 1000,
 		   status_report, kg);
 	due = ctl_next_deadline_ms(&kg->ctl);
-	now = daemon_now_ms(CLOCK_MONOTONIC);
+	now = now_ms(CLOCK_MONOTONIC);
 	/* 0 disarms a timerfd: a deadline already passed is 1 ms away. */
-	daemon_arm_timer(kg->ctl_timer, due == UINT64_MAX ? 0 : due > now ? due - now : 1, 0);
+	arm_timer(kg->ctl_timer, due == UINT64_MAX ? 0 : due > now ? due - now : 1, 0);
+}
+
+/* -------------------------------------------------------------- reload */
+
+/* The daemon's part of a reload (reload.h): its clock, its timer, STATUS=. */
+static uint64_t reload_now_ms(void *arg)
+{
+	(void)arg;
+	return now_ms(CLOCK_MONOTONIC);
+}
+
+static void reload_arm_timer(void *arg, uint64_t ms)
+{
+	struct knockgw *kg = arg;
+
+	arm_timer(kg->reload_timer, ms, 0);
+}
+
+static void reload_notify(void *arg, const char *state)
+{
+	notify(arg, state);
+}
+
+/* Once start() knows the queue kind: SIGHUPs come only after this. */
+static void init_reload(struct knockgw *kg)
+{
+	reload_init(&kg->reload, &(struct reload_ctx){
+		.conf_path = kg->conf_path,
+		.state_dir = kg->state_dir,
+		.queue_kind = kg->queue_kind,
+		.verbose = kg->verbose,
+		.workers = &kg->workers,
+		.active = &kg->conf,
+		.now_ms = reload_now_ms,
+		.arm_timer = reload_arm_timer,
+		.notify = reload_notify,
+		.arg = kg,
+	});
+}
+
+/* ---------------------------------------------------- shared tables */
+
+/*
+ * Expired knocks and intents leave the tables every queue thread shares.
+ * Here, in the main thread, rather than in one queue thread: a collection
+ * walks a whole table, and a queue thread that did it would keep the
+ * packets waiting in its own queues for the walk besides the lock; so
+ * every queue thread does the same work, packets.  The tables' locks keep
+ * this from racing the threads, and the clock is theirs (monotonic
+ * seconds).
+ */
+static void collect_shared(struct knockgw *kg)
+{
+	uint64_t now = now_ms(CLOCK_MONOTONIC) / 1000;
+
+	replay_gc(&kg->replay, now);
+	intent_gc(kg->intents, now);
 }
 
 /* ----------------------------------------------------------- the loop */
@@ -296,7 +358,8 @@ static int open_loop(struct knockgw *kg)
 	    new_timer(kg, &kg->table_timer, EV_TABLE) < 0 ||
 	    new_timer(kg, &kg->watchdog_timer, EV_WATCHDOG) < 0 ||
 	    new_timer(kg, &kg->reload_timer, EV_RELOAD) < 0 ||
-	    new_timer(kg, &kg->ctl_timer, EV_CTL_TIMER) < 0)
+	    new_timer(kg, &kg->ctl_timer, EV_CTL_TIMER) < 0 ||
+	    new_timer(kg, &kg->gc_timer, EV_GC) < 0)
 		return -errno;
 	return 0;
 }
@@ -304,7 +367,8 @@ static int open_loop(struct knockgw *kg)
 static void close_loop(struct knockgw *kg)
 {
 	int *fds[] = { &kg->epoll_fd, &kg->signal_fd, &kg->notify_fd, &kg->status_timer,
-		       &kg->table_timer, &kg->watchdog_timer, &kg->reload_timer, &kg->ctl_timer };
+		       &kg->table_timer, &kg->watchdog_timer, &kg->reload_timer, &kg->ctl_timer,
+		       &kg->gc_timer };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
@@ -333,7 +397,7 @@ static bool on_signal(struct knockgw *kg)
 			log_counters(kg);
 			break;
 		case SIGHUP:
-			reload_start(kg);
+			reload_start(&kg->reload);
 			break;
 		default:
 			run = false;
@@ -371,11 +435,11 @@ static int loop(struct knockgw *kg, uint64_t wd_usec)
 				drain(kg->notify_fd);
 				if (workers_error(&kg->workers))
 					return workers_error(&kg->workers);
-				reload_progress(kg);
+				reload_progress(&kg->reload);
 				break;
 			case EV_STATUS:
 				drain(kg->status_timer);
-				daemon_notify(kg, NULL);
+				notify(kg, NULL);
 				break;
 			case EV_TABLE:
 				drain(kg->table_timer);
@@ -384,13 +448,17 @@ static int loop(struct knockgw *kg, uint64_t wd_usec)
 			case EV_WATCHDOG:
 				drain(kg->watchdog_timer);
 				/* Only while every queue thread is making rounds. */
-				if (workers_alive(&kg->workers, daemon_now_ms(CLOCK_MONOTONIC),
+				if (workers_alive(&kg->workers, now_ms(CLOCK_MONOTONIC),
 						  wd_usec / 2000))
 					sd_notify(0, "WATCHDOG=1");
 				break;
 			case EV_RELOAD:
 				drain(kg->reload_timer);
-				reload_timeout(kg);
+				reload_timeout(&kg->reload);
+				break;
+			case EV_GC:
+				drain(kg->gc_timer);
+				collect_shared(kg);
 				break;
 			}
 		}
@@ -487,8 +555,8 @@ int daemon_run(struct knockgw *kg)
 
 	kg->epoll_fd = kg->signal_fd = kg->notify_fd = kg->guard_fd = -1;
 	kg->status_timer = kg->table_timer = kg->watchdog_timer = -1;
-	kg->reload_timer = kg->ctl_timer = -1;
-	kg->started_ms = daemon_now_ms(CLOCK_MONOTONIC);
+	kg->reload_timer = kg->ctl_timer = kg->gc_timer = -1;
+	kg->started_ms = now_ms(CLOCK_MONOTONIC);
 	kg->rl_table = (struct log_ratelimit){ .interval = 60, .burst = 1 };
 	if (open_loop(kg) < 0) {
 		log_warn("cannot set up the event loop");
@@ -496,15 +564,17 @@ int daemon_run(struct knockgw *kg)
 	}
 	if (start(kg) < 0)
 		goto out;
+	init_reload(kg);
 	log_info("ready: %zu protected port(s), %zu knock destination(s), %u queue(s) from %u",
 		 kg->conf->nprotect, kg->conf->nknock, kg->workers.n, kg->conf->queue_num);
 	tablelife_save(kg->conf, kg->state_dir);
-	daemon_notify(kg, "READY=1");
-	daemon_arm_timer(kg->status_timer, STATUS_EVERY_MS, STATUS_EVERY_MS);
+	notify(kg, "READY=1");
+	arm_timer(kg->status_timer, STATUS_EVERY_MS, STATUS_EVERY_MS);
+	arm_timer(kg->gc_timer, SHARED_GC_MS, SHARED_GC_MS);
 	if (kg->table_installed)
-		daemon_arm_timer(kg->table_timer, TABLE_CHECK_MS, TABLE_CHECK_MS);
+		arm_timer(kg->table_timer, TABLE_CHECK_MS, TABLE_CHECK_MS);
 	if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec >= 2000)
-		daemon_arm_timer(kg->watchdog_timer, 1, wd_usec / 2000);
+		arm_timer(kg->watchdog_timer, 1, wd_usec / 2000);
 	else
 		wd_usec = 0;
 	r = loop(kg, wd_usec);
@@ -529,7 +599,7 @@ out:
 	}
 	if (kg->workers_open)
 		workers_stop(&kg->workers);
-	reload_cleanup(kg);	/* no worker runs any more */
+	reload_cleanup(&kg->reload);	/* no worker runs any more */
 	log_counters(kg);
 	if (kg->workers_open)
 		workers_close(&kg->workers);

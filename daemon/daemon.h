@@ -16,8 +16,9 @@
  *   - the control socket (ctl.h), and a timer for its clients' deadlines;
  *   - an eventfd the queue threads write when they took a configuration
  *     or failed (a failure stops the daemon with status 1);
- *   - timers: STATUS= for systemd, the table check, the watchdog, and the
- *     deadline of a configuration switch.
+ *   - timers: STATUS= for systemd, the table check, the watchdog, the
+ *     deadline of a configuration switch, and the collection of expired
+ *     entries from the replay and intent tables the queue threads share.
  * Nothing polls at an interval.  Each successful start and reload saves
  * the hiding state in the unit's state directory (tablelife_save()).  On
  * stop the table is left hiding or removed (on_stop; after a queue failed,
@@ -40,29 +41,15 @@
 #include "intent.h"
 #include "log.h"
 #include "nftrules.h"
+#include "reload.h"
 #include "replay.h"
 #include "workers.h"
-
-struct retired_conf;
-
-/*
- * A reload in progress: next was published to the queue threads, which
- * have not all taken it yet; conf is still the active one.
- */
-struct reload_state {
-	bool pending;
-	bool again;			/* a SIGHUP came meanwhile: reload after this */
-	struct conf *next;
-	unsigned gen;
-	uint64_t deadline_ms;		/* monotonic: restore if not all took it */
-};
 
 struct knockgw {
 	struct conf *conf;		/* active: the table, ctl and status use it */
 	const char *conf_path;
 	const char *state_dir;		/* the unit's state directory; NULL: none (hidestate.h) */
-	struct retired_conf *retired;	/* replaced, maybe still held by a worker */
-	struct reload_state reload;
+	struct reload reload;		/* SIGHUP's state machine; it switches conf */
 	enum nft_queue_kind queue_kind;
 	struct replay replay;
 	struct intent_table *intents;
@@ -72,7 +59,6 @@ struct knockgw {
 	bool workers_open;
 	bool table_installed;
 	uint64_t started_ms;
-	unsigned reloads, reloads_refused;
 	unsigned table_restores;
 	struct log_ratelimit rl_table;	/* "cannot check table" warnings */
 	bool verbose;			/* -v: debug logging whatever the file says */
@@ -82,23 +68,14 @@ struct knockgw {
 
 	/* The event loop's descriptors (-1 when closed). */
 	int epoll_fd, signal_fd, notify_fd;
-	int status_timer, table_timer, watchdog_timer, reload_timer, ctl_timer;
+	int status_timer, table_timer, watchdog_timer, reload_timer, ctl_timer, gc_timer;
 };
 
-/* sd_notify: state (e.g. "READY=1", or NULL) and STATUS= with the counters' summary. */
-void daemon_notify(struct knockgw *kg, const char *state);
 
 /*
  * Runs the daemon with kg->conf (loaded from kg->conf_path) until a stop;
  * returns the exit status: 0 after a clean stop, 1 after a failure.
  */
 int daemon_run(struct knockgw *kg);
-
-
-/* Monotonic or real-time clock, in ms. */
-uint64_t daemon_now_ms(int clock_id);
-
-/* Arms timer fd to fire once, in ms from now (0 disarms). */
-void daemon_arm_timer(int fd, uint64_t ms, uint64_t interval_ms);
 
 #endif

@@ -5,12 +5,14 @@
  * are not queued, and translated client flows live in their conntrack
  * entries.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <systemd/sd-daemon.h>
 
+#include "conf.h"
+#include "log.h"
 #include "nftrules.h"
 #include "reload.h"
 #include "tablelife.h"
@@ -28,28 +30,33 @@ struct retired_conf {
 	bool announced;
 };
 
-/* The reload timer: the earliest deadline still open, or off. */
-static void rearm(struct knockgw *kg)
+static uint64_t now_ms(const struct reload *r)
 {
-	uint64_t due = 0, now = daemon_now_ms(CLOCK_MONOTONIC);
+	return r->ctx.now_ms(r->ctx.arg);
+}
 
-	if (kg->reload.pending)
-		due = kg->reload.deadline_ms;
-	for (struct retired_conf *r = kg->retired; r; r = r->next)
+/* The reload timer: the earliest deadline still open, or off. */
+static void rearm(struct reload *rl)
+{
+	uint64_t due = 0, now = now_ms(rl);
+
+	if (rl->pending)
+		due = rl->deadline_ms;
+	for (struct retired_conf *r = rl->retired; r; r = r->next)
 		if (!r->announced && (due == 0 || r->deadline_ms < due))
 			due = r->deadline_ms;
-	daemon_arm_timer(kg->reload_timer, due == 0 ? 0 : due > now ? due - now : 1, 0);
+	rl->ctx.arm_timer(rl->ctx.arg, due == 0 ? 0 : due > now ? due - now : 1);
 }
 
 /* Frees the retired configurations no thread can hold any more (all: at exit). */
-static void collect_retired(struct knockgw *kg, bool all)
+static void collect_retired(struct reload *rl, bool all)
 {
-	struct retired_conf **pp = &kg->retired;
+	struct retired_conf **pp = &rl->retired;
 
 	while (*pp) {
 		struct retired_conf *r = *pp;
 
-		if (!all && !workers_reached(&kg->workers, r->gen)) {
+		if (!all && !workers_reached(rl->ctx.workers, r->gen)) {
 			pp = &r->next;
 			continue;
 		}
@@ -68,9 +75,9 @@ static void collect_retired(struct knockgw *kg, bool all)
  * not yet moved back: so c is retired, not freed; if even the list node
  * cannot be had, c is never freed: a leak, not a use-after-free.
  */
-static void restore(struct knockgw *kg, struct conf *c)
+static void restore(struct reload *rl, struct conf *c)
 {
-	unsigned gen = workers_publish(&kg->workers, kg->conf);
+	unsigned gen = workers_publish(rl->ctx.workers, *rl->ctx.active);
 	struct retired_conf *r = calloc(1, sizeof(*r));
 
 	if (!r) {
@@ -79,143 +86,149 @@ static void restore(struct knockgw *kg, struct conf *c)
 	}
 	r->conf = c;
 	r->gen = gen;
-	r->deadline_ms = daemon_now_ms(CLOCK_MONOTONIC) + RELOAD_SWITCH_MS;
-	r->next = kg->retired;
-	kg->retired = r;
+	r->deadline_ms = now_ms(rl) + RELOAD_SWITCH_MS;
+	r->next = rl->retired;
+	rl->retired = r;
 }
 
 /* Every path that keeps the previous configuration ends here. */
-static void refused(struct knockgw *kg)
+static void refused(struct reload *rl)
 {
-	kg->reloads_refused++;
-	daemon_notify(kg, "READY=1");
+	rl->reloads_refused++;
+	rl->ctx.notify(rl->ctx.arg, "READY=1");
 }
 
 /* A SIGHUP that came during a reload: its turn now. */
-static void next_round(struct knockgw *kg)
+static void next_round(struct reload *rl)
 {
-	if (kg->reload.again) {
-		kg->reload.again = false;
-		reload_start(kg);
+	if (rl->again) {
+		rl->again = false;
+		reload_start(rl);
 	}
 }
 
-void reload_start(struct knockgw *kg)
+void reload_init(struct reload *rl, const struct reload_ctx *ctx)
+{
+	memset(rl, 0, sizeof(*rl));
+	rl->ctx = *ctx;
+}
+
+void reload_start(struct reload *rl)
 {
 	char msg[128];
 	struct conf *c;
 	const char *what;
 
-	if (kg->reload.pending) {
-		kg->reload.again = true;
+	if (rl->pending) {
+		rl->again = true;
 		return;
 	}
 	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
-		 (unsigned long long)daemon_now_ms(CLOCK_MONOTONIC) * 1000);
+		 (unsigned long long)now_ms(rl) * 1000);
 	sd_notify(0, msg);
-	log_info("reloading %s", kg->conf_path);
-	c = conf_load_file(kg->conf_path, true);
+	log_info("reloading %s", rl->ctx.conf_path);
+	c = conf_load_file(rl->ctx.conf_path, true);
 	if (!c) {
 		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
 			  "reload refused: %s has errors; still running the previous configuration",
-			  kg->conf_path);
-		refused(kg);
+			  rl->ctx.conf_path);
+		refused(rl);
 		return;
 	}
-	what = conf_restart_reason(kg->conf, c);
+	what = conf_restart_reason(*rl->ctx.active, c);
 	if (what) {
 		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
 			  "reload refused: the %s settings changed, which needs a restart; still "
 			  "running the previous configuration", what);
 		conf_destroy(c);
-		refused(kg);
+		refused(rl);
 		return;
 	}
 	if (tablelife_refuse_port_ok(c) < 0) {
 		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
 			  "reload refused: still running the previous configuration");
 		conf_destroy(c);
-		refused(kg);
+		refused(rl);
 		return;
 	}
-	kg->reload.next = c;
-	kg->reload.pending = true;
-	kg->reload.deadline_ms = daemon_now_ms(CLOCK_MONOTONIC) + RELOAD_SWITCH_MS;
-	kg->reload.gen = workers_publish(&kg->workers, c);
-	reload_progress(kg);
+	rl->next = c;
+	rl->pending = true;
+	rl->deadline_ms = now_ms(rl) + RELOAD_SWITCH_MS;
+	rl->gen = workers_publish(rl->ctx.workers, c);
+	reload_progress(rl);
 }
 
 /* Every thread has taken the new configuration: the table, then the switch. */
-static void finish(struct knockgw *kg)
+static void finish(struct reload *rl)
 {
-	struct conf *old = kg->conf, *c = kg->reload.next;
+	struct conf *old = *rl->ctx.active, *c = rl->next;
 	char err[512];
 
-	kg->reload.pending = false;
-	kg->reload.next = NULL;
-	if (c->rules_manage && nftrules_update(c, kg->queue_kind, err, sizeof(err)) < 0) {
+	rl->pending = false;
+	rl->next = NULL;
+	if (c->rules_manage && nftrules_update(c, rl->ctx.queue_kind, err, sizeof(err)) < 0) {
 		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
 			  "reload: cannot install table inet %s: %s; restoring the previous "
 			  "configuration", c->table, err);
-		restore(kg, c);
-		refused(kg);
+		restore(rl, c);
+		refused(rl);
 		return;
 	}
 	if (c->rules_manage && strcmp(old->table, c->table) != 0 && nftrules_remove(old->table) < 0)
 		log_warnx("reload: cannot delete the old table inet %s", old->table);
-	kg->conf = c;
-	if (!kg->verbose)
+	*rl->ctx.active = c;
+	if (!rl->ctx.verbose)
 		log_setlevel(c->log_level);
 	conf_destroy(old);	/* every thread has taken c (workers_reached): wiped now */
-	kg->reloads++;
-	tablelife_save(c, kg->state_dir);
+	rl->reloads++;
+	tablelife_save(c, rl->ctx.state_dir);
 	log_event(LOG_INFO, &(struct log_event){ .kind = LOG_EV_RELOADED },
 		  "reloaded: %zu protected port(s), %zu knock destination(s)", c->nprotect, c->nknock);
-	daemon_notify(kg, "READY=1");
+	rl->ctx.notify(rl->ctx.arg, "READY=1");
 }
 
-void reload_progress(struct knockgw *kg)
+void reload_progress(struct reload *rl)
 {
-	if (kg->reload.pending && workers_reached(&kg->workers, kg->reload.gen)) {
-		finish(kg);
-		next_round(kg);
+	if (rl->pending && workers_reached(rl->ctx.workers, rl->gen)) {
+		finish(rl);
+		next_round(rl);
 	}
-	collect_retired(kg, false);
-	rearm(kg);
+	collect_retired(rl, false);
+	rearm(rl);
 }
 
-void reload_timeout(struct knockgw *kg)
+void reload_timeout(struct reload *rl)
 {
-	uint64_t now = daemon_now_ms(CLOCK_MONOTONIC);
+	uint64_t now = now_ms(rl);
 
-	if (kg->reload.pending && !workers_reached(&kg->workers, kg->reload.gen) &&
-	    now >= kg->reload.deadline_ms) {
+	if (rl->pending && !workers_reached(rl->ctx.workers, rl->gen) &&
+	    now >= rl->deadline_ms) {
 		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
 			  "reload: a queue thread did not take the new configuration; restoring "
 			  "the previous one");
-		kg->reload.pending = false;
-		restore(kg, kg->reload.next);
-		kg->reload.next = NULL;
-		refused(kg);
+		rl->pending = false;
+		restore(rl, rl->next);
+		rl->next = NULL;
+		refused(rl);
 	}
-	collect_retired(kg, false);
-	for (struct retired_conf *r = kg->retired; r; r = r->next) {
+	collect_retired(rl, false);
+	for (struct retired_conf *r = rl->retired; r; r = r->next) {
 		if (r->announced || now < r->deadline_ms)
 			continue;
 		log_warnx("reload: a queue thread has not moved back to the previous "
 			  "configuration yet; the refused one is kept until it has");
 		r->announced = true;
 	}
-	reload_progress(kg);
-	next_round(kg);
+	reload_progress(rl);
+	next_round(rl);
 }
 
-void reload_cleanup(struct knockgw *kg)
+void reload_cleanup(struct reload *rl)
 {
-	if (kg->reload.pending) {
-		conf_destroy(kg->reload.next);
-		kg->reload.next = NULL;
-		kg->reload.pending = false;
+	if (rl->pending) {
+		conf_destroy(rl->next);
+		rl->next = NULL;
+		rl->pending = false;
 	}
-	collect_retired(kg, true);
+	collect_retired(rl, true);
 }

@@ -132,8 +132,8 @@ struct stats_queue_src {
 /*
  * Adds one queue thread's counters (every STATS_SUM_QUEUES group, the
  * per-port figures of the first s->nprotect ports and the per-key ones of
- * the first s->nkeys keys).  Plain reads of another
- * thread's counters: a snapshot, maybe a packet old.
+ * the first s->nkeys keys) from src, a copy the caller owns (another
+ * thread's counters come through counterpub.h).
  */
 void stats_add_queue(struct stats *s, const struct stats_queue_src *src);
 

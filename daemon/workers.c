@@ -15,7 +15,6 @@
 enum {
 	QUEUE_BATCH = 64,		/* packets per recvmmsg */
 	COPY_HEADERS = 512,		/* IP + extension headers + TCP with options */
-	SHARED_GC_S = 5,		/* replay and intent tables, by worker 0 */
 	STOP_DRAIN_ROUNDS = 16,		/* batches read at a stop, at most */
 };
 
@@ -67,32 +66,56 @@ static void on_packet(struct nfqueue *q, const struct nfqueue_packet *p, void *a
 		client_packet(&w->cli, q, p);
 }
 
-/* A reloaded configuration: taken between batches, never inside one. */
-static void take_conf(struct worker *w)
+/*
+ * A reloaded configuration: taken between batches, never inside one.
+ * True when the worker switched.
+ */
+static bool take_conf(struct worker *w)
 {
 	struct workers *ws = w->ws;
 	unsigned gen = __atomic_load_n(&ws->gen, __ATOMIC_ACQUIRE);
 
 	if (gen == w->gen)
-		return;
+		return false;
 	const struct conf *c = __atomic_load_n(&ws->conf, __ATOMIC_ACQUIRE);
 
 	server_set_conf(&w->srv, w->q[QSET_DATA], c, ws->n);
 	client_set_conf(&w->cli, c);
 	__atomic_store_n(&w->gen, gen, __ATOMIC_RELEASE);
 	poke(ws->notify_fd);
+	return true;
 }
 
-static void tick(struct worker *w, uint64_t *last_gc)
+static void tick(struct worker *w)
 {
 	server_tick(&w->srv, w->q[QSET_DATA]);
 	client_tick(&w->cli);
-	/* Shared tables are collected by one thread only. */
-	if (w->index == 0 && w->srv.mono >= *last_gc + SHARED_GC_S) {
-		*last_gc = w->srv.mono;
-		replay_gc(w->ws->replay, w->srv.mono);
-		intent_gc(w->ws->intents, w->srv.mono);
+}
+
+/*
+ * The counters, for the main thread (counterpub.h): after every batch, tick
+ * and switch, before the thread sleeps.  all: every per-port and per-key
+ * counter, after a switch moved them (else the configuration's only).
+ */
+static void publish(struct worker *w, bool all)
+{
+	struct nfqueue_stats sum = { 0 };
+	const struct conf *c = w->srv.conf;
+
+	/* The thread's queues of every set, as one. */
+	for (int set = 0; set < QSET_MAX; set++) {
+		const struct nfqueue_stats *q = nfqueue_get_stats(w->q[set]);
+
+		sum.received += q->received;
+		sum.verdicts += q->verdicts;
+		sum.enobufs += q->enobufs;
+		sum.nl_errors += q->nl_errors;
+		sum.bad_msgs += q->bad_msgs;
+		sum.send_errors += q->send_errors;
+		sum.large_verdicts += q->large_verdicts;
 	}
+	counterpub_publish(&w->pub, &sum, &w->srv.cnt, w->cli.cnt,
+			   all ? SIZE_MAX : c->nprotect, all ? SIZE_MAX : c->nkeys);
 }
 
 /* Which set a worker reads first, when several are readable. */
@@ -137,7 +160,8 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct workers *ws = w->ws;
-	uint64_t last_gc = 0, next_tick = 0;
+	uint64_t next_tick = 0;
+	bool all = true;	/* the first round publishes everything */
 	struct pollfd pfd[QSET_MAX + 1];
 
 	for (int set = 0; set < QSET_MAX; set++)
@@ -150,15 +174,19 @@ static void *worker_main(void *arg)
 			drain_queues(w, pfd);
 			break;
 		}
-		take_conf(w);
+		if (take_conf(w))
+			all = true;
 		__atomic_store_n(&w->heartbeat, mono, __ATOMIC_RELAXED);
 		w->srv.mono = w->cli.mono = mono / 1000;
 		w->srv.wall = w->cli.wall = now_ms(CLOCK_REALTIME) / 1000;
 		if (mono >= next_tick) {
-			tick(w, &last_gc);
+			tick(w);
 			/* On the second boundary, as the tables count in seconds. */
 			next_tick = (mono / WORKER_TICK_MS + 1) * WORKER_TICK_MS;
 		}
+		/* The last batch's verdicts are out: its counters cost no latency here. */
+		publish(w, all);
+		all = false;
 		if (poll(pfd, QSET_MAX + 1, (int)(next_tick - mono)) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -194,6 +222,7 @@ static void *worker_main(void *arg)
 		}
 	}
 out:
+	publish(w, true);	/* what the stop's drain or a failure left */
 	poke(ws->notify_fd);
 	return NULL;
 }
@@ -389,22 +418,10 @@ bool workers_alive(const struct workers *ws, uint64_t now, uint64_t max_age_ms)
 void workers_stats(const struct workers *ws, struct stats *s)
 {
 	for (unsigned i = 0; i < ws->n && ws->w[i].q[QSET_MAX - 1]; i++) {
-		const struct worker *w = &ws->w[i];
-		struct nfqueue_stats sum = { 0 };
-		struct stats_queue_src src = { .q = &sum, .srv = &w->srv.cnt, .cli = w->cli.cnt };
+		struct counterpub snap;	/* ~7 KB: the main thread's stack has room */
 
-		/* The thread's queues of every set, as one. */
-		for (int set = 0; set < QSET_MAX; set++) {
-			const struct nfqueue_stats *q = nfqueue_get_stats(w->q[set]);
-
-			sum.received += q->received;
-			sum.verdicts += q->verdicts;
-			sum.enobufs += q->enobufs;
-			sum.nl_errors += q->nl_errors;
-			sum.bad_msgs += q->bad_msgs;
-			sum.send_errors += q->send_errors;
-			sum.large_verdicts += q->large_verdicts;
-		}
-		stats_add_queue(s, &src);
+		counterpub_read(&ws->w[i].pub, &snap);
+		stats_add_queue(s, &(struct stats_queue_src){ .q = &snap.q, .srv = &snap.srv,
+							      .cli = snap.cli });
 	}
 }

@@ -21,8 +21,10 @@
  *   - A worker whose queue fails (nfqueue_recv() < 0) logs it, records the
  *     error (workers_error()) and ends, after writing the notify eventfd.
  *   - workers_stop() wakes every worker through its eventfd and joins it.
- * The replay and intent tables are shared (their own locking); worker 0
- * collects them.  Everything else a worker touches is its own.
+ * The replay and intent tables are shared (their own locking); the main
+ * thread collects them (daemon.c).  Everything else a worker touches is its
+ * own; its counters it publishes for the main thread (counterpub.h) after
+ * each batch, tick and switch, before it sleeps.
  */
 #ifndef KNOCKGW_WORKERS_H
 #define KNOCKGW_WORKERS_H
@@ -33,6 +35,7 @@
 
 #include "client.h"
 #include "conf.h"
+#include "counterpub.h"
 #include "ctnl.h"
 #include "intent.h"
 #include "nfq.h"
@@ -64,6 +67,7 @@ struct worker {
 	int error;			/* atomic: -errno of the queue that failed */
 	unsigned gen;			/* atomic: configuration generation in use */
 	uint64_t heartbeat;		/* atomic: monotonic ms of the last round */
+	struct counterpub pub;		/* atomic: the counters, for the main thread */
 };
 
 struct workers {
@@ -110,7 +114,10 @@ int workers_error(const struct workers *ws);
  */
 bool workers_alive(const struct workers *ws, uint64_t now_ms, uint64_t max_age_ms);
 
-/* Adds every worker's counters to s (stats_add_queue). */
+/*
+ * Adds every worker's published counters to s (stats_add_queue): as of each
+ * worker's last batch.
+ */
 void workers_stats(const struct workers *ws, struct stats *s);
 
 #endif

@@ -1,9 +1,10 @@
 # sanitizer.sh - fail a namespace test on sanitizer reports; sourced by lib.sh.
 #
-# A build with AddressSanitizer and UBSan (make check-asan) prints its
-# reports on the stderr of the process that made them: a daemon's go to
-# $TMP/knockgw-NS.log (start_knockgw), knock-connect's and the tools' to
-# whatever file the test sent their stderr to.  LeakSanitizer reports only
+# A build with AddressSanitizer and UBSan (make check-asan), or with
+# ThreadSanitizer (make check-tsan), prints its reports on the stderr of
+# the process that made them: a daemon's go to $TMP/knockgw-NS.log
+# (start_knockgw), knock-connect's and the tools' to whatever file the
+# test sent their stderr to.  LeakSanitizer reports only
 # when a process exits, so the check runs in cleanup(), after every process
 # of the test has been stopped and before $TMP is removed, and a report
 # fails the test even when every row passed:
@@ -17,7 +18,7 @@
 #
 # Without a sanitizer build nothing ever matches and this costs one grep.
 
-SANITIZER_PATTERN='ERROR: AddressSanitizer|runtime error:|LeakSanitizer|ERROR: UndefinedBehaviorSanitizer'
+SANITIZER_PATTERN='ERROR: AddressSanitizer|runtime error:|LeakSanitizer|ERROR: UndefinedBehaviorSanitizer|WARNING: ThreadSanitizer|ThreadSanitizer: (FATAL|CHECK failed)'
 SANITIZER_FAILED=0
 
 # sanitizer_check DIR: prints each report found in DIR's text files (first
