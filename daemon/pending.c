@@ -97,21 +97,22 @@ bool pf_has_code(const struct server *s, uint32_t mark, uint32_t code)
  * client's invalid ones with the invalid code, those of no connection
  * conntrack knows with NOCONN: they leave without it.
  */
-void pf_accept(const struct server *s, struct nfqueue *q, uint32_t id, uint32_t mark)
+void pf_accept(const struct server *s, struct verdicts *out, enum verdict_queue q, uint32_t id,
+	       uint32_t mark)
 {
 	/* A NOCONN code left on would meet the late chain's reject (nftplan.c). */
-	if (pf_has_code(s, mark, s->conf->marks.reply) ||
-	    pf_has_code(s, mark, s->conf->marks.invalid) ||
-	    pf_has_code(s, mark, s->conf->marks.noconn))
-		nfqueue_verdict_mark(q, id, NFQUEUE_ACCEPT, own_mark(s, mark));
-	else
-		nfqueue_verdict(q, id, NFQUEUE_ACCEPT);
+	bool coded = pf_has_code(s, mark, s->conf->marks.reply) ||
+		     pf_has_code(s, mark, s->conf->marks.invalid) ||
+		     pf_has_code(s, mark, s->conf->marks.noconn);
+
+	verdicts_push(out, &(struct verdict){ .what = VD_PACKET, .queue = (uint8_t)q, .id = id,
+					      .v = NFQUEUE_ACCEPT, .has_mark = coded,
+					      .mark = coded ? own_mark(s, mark) : 0 });
 }
 
-void pf_unhold(struct server *s, struct nfqueue *q, struct pending_flow *pf, bool ok)
+void pf_unhold(struct server *s, struct verdicts *out, struct pending_flow *pf, bool ok)
 {
 	/* Held segments wait in the data queue, whichever packet ends them. */
-	q = server_hold_q(s, q);
 	if (ok) {
 		/*
 		 * The client's in sequence order first (a FIN held after the
@@ -132,15 +133,17 @@ void pf_unhold(struct server *s, struct nfqueue *q, struct pending_flow *pf, boo
 	}
 	for (size_t i = 0; i < pf->nheld; i++) {
 		if (ok)
-			pf_accept(s, q, pf->held[i].id, pf->held[i].mark);
+			pf_accept(s, out, VQ_HOLD, pf->held[i].id, pf->held[i].mark);
 		else
-			nfqueue_verdict(q, pf->held[i].id, NFQUEUE_DROP);
+			verdicts_push(out, &(struct verdict){ .what = VD_PACKET, .queue = VQ_HOLD,
+							      .id = pf->held[i].id,
+							      .v = NFQUEUE_DROP });
 		s->held_bytes -= pf->held[i].bytes;
 	}
 	holdacct_pkt_del(&s->acct, pf->family, pf->remote, pf->nheld);
 	pf->nheld = 0;
 	pf->held_bytes = 0;
-	nfqueue_set_held(q, s->acct.pkts);
+	verdict_held(out, VQ_HOLD, s->acct.pkts);
 }
 
 /*
@@ -152,29 +155,27 @@ void pf_unhold(struct server *s, struct nfqueue *q, struct pending_flow *pf, boo
  * The flow is remembered as reset (strays.h): its late segments cost no
  * second abort.
  */
-void pf_abort(struct server *s, struct nfqueue *q, int family, const uint8_t *local,
-	      uint16_t lport, const uint8_t *remote, uint16_t rport,
-	      const struct nfqueue_packet *p, const struct pkt_view *v)
+void pf_abort(struct server *s, struct verdicts *out, int family, const uint8_t *local,
+	      uint16_t lport, const uint8_t *remote, uint16_t rport, bool answer)
 {
-	int r;
+	struct verdict_abort a = { .family = family, .lport = lport, .rport = rport,
+				   .answer = answer };
+	size_t alen = family == AF_INET6 ? 16 : 4;
 
-	/* Verdicts first: the aborted socket must find nothing left to read. */
-	nfqueue_flush(q);
-	nfqueue_flush(server_hold_q(s, q));
-	r = s->sk ? sockkill_destroy(s->sk, family, local, lport, remote, rport) : -ENOTSUP;
-	if (r < 0 && p)
-		server_send_closed_rst(s, p, v);
+	/* Carried out after the verdicts before it are sent (verdict.h). */
+	memcpy(a.local, local, alen);
+	memcpy(a.remote, remote, alen);
+	verdict_abort(out, &a);
 	strays_note(&s->strays, family, remote, local, rport, lport, s->mono);
 }
 
-void pf_end(struct server *s, struct nfqueue *q, struct flow_entry *fe, bool fail,
-	    const struct nfqueue_packet *p, const struct pkt_view *v)
+void pf_end(struct server *s, struct verdicts *out, struct flow_entry *fe, bool fail, bool answer)
 {
 	struct pending_flow *pf = fe->value;
 
-	pf_unhold(s, q, pf, !fail);
+	pf_unhold(s, out, pf, !fail);
 	if (fail)
-		pf_abort(s, q, pf->family, pf->local, pf->lport, pf->remote, pf->rport, p, v);
+		pf_abort(s, out, pf->family, pf->local, pf->lport, pf->remote, pf->rport, answer);
 	holdacct_flow_del(&s->acct, pf->family, pf->remote, 0);
 	flow_remove(&s->pending, fe);
 }
@@ -199,7 +200,7 @@ void pf_log_event(struct server *s, const struct pending_flow *pf, enum log_even
 }
 
 /* Resets the oldest unverified flow (with something held, if held) but keep. */
-static bool evict_oldest(struct server *s, struct nfqueue *q, const struct flow_entry *keep,
+static bool evict_oldest(struct server *s, struct verdicts *out, const struct flow_entry *keep,
 			 bool held)
 {
 	struct flow_entry *e, *oldest = NULL;
@@ -216,7 +217,7 @@ static bool evict_oldest(struct server *s, struct nfqueue *q, const struct flow_
 	if (!oldest)
 		return false;
 	s->cnt.c[SC_integ_evicted]++;
-	pf_end(s, q, oldest, true, NULL, NULL);
+	pf_end(s, out, oldest, true, false);
 	return true;
 }
 
@@ -290,14 +291,14 @@ static bool same_syn(const struct pending_flow *pf, const struct pkt_view *v)
  * it, or reopened it after an RST), and a SYN passed on an entry without
  * the bit would open a connection whose segments bypass the check.
  */
-static void flag_syn(const struct server *s, struct nfqueue *q, struct pending_flow *pf,
+static void flag_syn(const struct server *s, struct verdicts *out, struct pending_flow *pf,
 		     const struct nfqueue_packet *p)
 {
 	pf->echo = true;
-	nfqueue_verdict_mark(q, p->id, NFQUEUE_REPEAT, own_mark(s, p->mark) | s->conf->marks.integ);
+	verdict_give_mark(out, p->id, NFQUEUE_REPEAT, own_mark(s, p->mark) | s->conf->marks.integ);
 }
 
-enum pending_start pending_start(struct server *s, struct nfqueue *q,
+enum pending_start pending_start(struct server *s, struct verdicts *out,
 				 const struct nfqueue_packet *p, const struct pkt_view *v, int pi,
 				 int key, uint64_t epoch, const struct dest *dialled)
 {
@@ -314,7 +315,7 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 	pf = fe ? fe->value : NULL;
 	if (pf && pf->state == PF_WAIT && same_syn(pf, v)) {
 		/* A retransmission: the flow goes on (its deadline too). */
-		flag_syn(s, q, pf, p);
+		flag_syn(s, out, pf, p);
 		return PENDING_AGAIN;
 	}
 	/*
@@ -341,7 +342,7 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 		 * any more, the SYN would open a connection nobody checks.
 		 */
 		s->cnt.c[SC_integ_syn_live]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		verdict_drop(out, p->id);
 		return PENDING_LIVE;
 	}
 	if (!fe) {
@@ -349,7 +350,7 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 			s->cnt.c[SC_source_cap]++;
 			return PENDING_REFUSED;
 		}
-		if (s->pending.count >= s->pending.max && !evict_oldest(s, q, NULL, false)) {
+		if (s->pending.count >= s->pending.max && !evict_oldest(s, out, NULL, false)) {
 			log_peer(&s->rl_full, s->mono, LOG_WARNING,
 				 "pending-flow table full (limits.flows, queue.maxlen): "
 				 "refusing new integrity knocks");
@@ -387,7 +388,7 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 	pf->dialled = *dialled;
 	integ_init(&pf->buf, v->seq, e->integrity_len);
 	fe->expires = s->mono + c->integrity_timeout;
-	flag_syn(s, q, pf, p);
+	flag_syn(s, out, pf, p);
 	return PENDING_STARTED;
 }
 
@@ -399,8 +400,7 @@ bool pending_knows(struct server *s, const struct nfqueue_packet *p, const struc
 	return flow_lookup(&s->pending, &k) != NULL;
 }
 
-bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-		      const struct pkt_view *v)
+bool pending_requeued(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v)
 {
 	struct flow_key k;
 	struct flow_entry *fe;
@@ -416,11 +416,10 @@ bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_
 	/* The one copy our REPEAT sent back: its entry carries the bit now. */
 	pf->echo = false;
 	pf->passed = true;
-	server_accept_syn(s, q, p);
 	return true;
 }
 
-bool pf_hold(struct server *s, struct nfqueue *q, struct flow_entry *fe,
+bool pf_hold(struct server *s, struct verdicts *out, struct flow_entry *fe,
 	     const struct nfqueue_packet *p, const struct pkt_view *v, bool reply)
 {
 	struct pending_flow *pf = fe->value;
@@ -430,15 +429,15 @@ bool pf_hold(struct server *s, struct nfqueue *q, struct flow_entry *fe,
 	if (pf->nheld == MAX_HELD || pf->held_bytes + bytes > s->conf->hold_flow_bytes ||
 	    s->held_bytes + bytes > s->held_bytes_max) {
 		s->cnt.c[SC_hold_cap]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		verdict_drop(out, p->id);
 		return false;
 	}
 	hc = holdacct_pkt_check(&s->acct, pf->family, pf->remote);
-	if (hc == HOLD_QUEUE_FULL && evict_oldest(s, q, fe, true))
+	if (hc == HOLD_QUEUE_FULL && evict_oldest(s, out, fe, true))
 		hc = holdacct_pkt_check(&s->acct, pf->family, pf->remote);
 	if (hc != HOLD_OK) {
 		s->cnt.c[hc == HOLD_SOURCE_FULL ? SC_source_cap : SC_hold_cap]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		verdict_drop(out, p->id);
 		return false;
 	}
 	pf->held[pf->nheld++] = (struct held){ .id = p->id, .seq = v->seq, .bytes = bytes,
@@ -446,13 +445,13 @@ bool pf_hold(struct server *s, struct nfqueue *q, struct flow_entry *fe,
 	pf->held_bytes += bytes;
 	s->held_bytes += bytes;
 	holdacct_pkt_add(&s->acct, pf->family, pf->remote);
-	nfqueue_set_held(q, s->acct.pkts);
+	verdict_held(out, VQ_OWN, s->acct.pkts);
 	return true;
 }
 
 struct expire_ctx {
 	struct server *s;
-	struct nfqueue *q;
+	struct verdicts *out;
 	enum server_counter why;
 };
 
@@ -465,23 +464,23 @@ static void expire_one(struct flow_entry *fe, void *arg)
 	if (pf->state != PF_DONE) {
 		x->s->cnt.c[pf->state == PF_VERIFIED && x->why == SC_integ_timeout ?
 				    SC_integ_unacked : x->why]++;
-		pf_unhold(x->s, x->q, pf, false);
-		pf_abort(x->s, x->q, pf->family, pf->local, pf->lport, pf->remote, pf->rport,
-			 NULL, NULL);
+		pf_unhold(x->s, x->out, pf, false);
+		pf_abort(x->s, x->out, pf->family, pf->local, pf->lport, pf->remote, pf->rport,
+			 false);
 	}
 	/* flow_gc removes the entry itself. */
 	holdacct_flow_del(&x->s->acct, pf->family, pf->remote, 0);
 }
 
-void pending_expire(struct server *s, struct nfqueue *q, uint64_t now, enum server_counter why)
+void pending_expire(struct server *s, struct verdicts *out, uint64_t now, enum server_counter why)
 {
-	struct expire_ctx x = { s, q, why };
+	struct expire_ctx x = { s, out, why };
 
 	flow_gc(&s->pending, now, expire_one, &x);
 	strays_gc(&s->strays, now);
 }
 
-void pending_reload(struct server *s, struct nfqueue *q)
+void pending_reload(struct server *s, struct verdicts *out)
 {
 	struct flow_entry *e;
 	size_t pos = 0;
@@ -496,6 +495,6 @@ void pending_reload(struct server *s, struct nfqueue *q)
 		if (((struct pending_flow *)e->value)->state != PF_WAIT)
 			continue;
 		s->cnt.c[SC_integ_reload]++;
-		pf_end(s, q, e, true, NULL, NULL);
+		pf_end(s, out, e, true, false);
 	}
 }

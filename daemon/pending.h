@@ -45,6 +45,7 @@
 #include "nfq.h"
 #include "pkt.h"
 #include "server.h"
+#include "verdict.h"
 
 /* Sizes the pending-flow table and the hold caps from c; 0 or -errno. */
 int pending_init(struct server *s, const struct conf *c, unsigned nqueues);
@@ -66,34 +67,33 @@ enum pending_start {
  * or closing) starts nothing: a copy of a verified connection's SYN must
  * not put it under check again.  Refusals are counted here.
  */
-enum pending_start pending_start(struct server *s, struct nfqueue *q,
+enum pending_start pending_start(struct server *s, struct verdicts *out,
 				 const struct nfqueue_packet *p, const struct pkt_view *v, int pi,
 				 int key, uint64_t epoch, const struct dest *dialled);
 
 /*
  * A SYN that may be the copy of one pending_start() sent back through our
- * chain to be flagged (REPEAT), with the ISN it was sent for: then given its
- * verdict (accept, not verified or counted again): true.  Only the one copy:
- * any other SYN goes through pending_start() again.
+ * chain to be flagged (REPEAT), with the ISN it was sent for: true, and the
+ * caller lets it through (not verified or counted again).  Only the one
+ * copy: any other SYN goes through pending_start() again.
  */
-bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-		      const struct pkt_view *v);
+bool pending_requeued(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v);
 
 /* Is p (from the client) a segment of an integrity flow being checked? */
 bool pending_knows(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v);
 
 /* A segment from the client of a flagged flow (not a SYN). */
-void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+void pending_client(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
 		    const struct pkt_view *v, int pi);
 
 /* A segment from the service of a flagged flow (queued in the output path). */
-void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+void pending_reply(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
 		   const struct pkt_view *v);
 
 /* Ends flows past their deadline (now = s->mono), counting them as why. */
-void pending_expire(struct server *s, struct nfqueue *q, uint64_t now, enum server_counter why);
+void pending_expire(struct server *s, struct verdicts *out, uint64_t now, enum server_counter why);
 
 /* Before a reload: flows still waiting for their bytes fail closed (counted). */
-void pending_reload(struct server *s, struct nfqueue *q);
+void pending_reload(struct server *s, struct verdicts *out);
 
 #endif

@@ -36,18 +36,18 @@ static void flow_key_reply(struct flow_key *k, const struct pkt_view *v, const u
  * local/remote: the service's and the client's ends; p, v: a client's
  * segment to answer when there is no socket, or NULL.
  */
-static void unknown_flow(struct server *s, struct nfqueue *q, uint32_t id, int family,
+static void unknown_flow(struct server *s, struct verdicts *out, uint32_t id, int family,
 			 const uint8_t *local, uint16_t lport, const uint8_t *remote,
-			 uint16_t rport, const struct nfqueue_packet *p, const struct pkt_view *v)
+			 uint16_t rport, bool answer)
 {
 	s->cnt.c[SC_integ_unknown]++;
-	nfqueue_verdict(q, id, NFQUEUE_DROP);
+	verdict_drop(out, id);
 	if (strays_check(&s->strays, family, remote, local, rport, lport, s->mono) ==
 	    STRAY_DROP_QUIET) {
 		s->cnt.c[SC_integ_stray_quiet]++;
 		return;
 	}
-	pf_abort(s, q, family, local, lport, remote, rport, p, v);
+	pf_abort(s, out, family, local, lport, remote, rport, answer);
 }
 
 /*
@@ -86,14 +86,13 @@ static int still_flagged(struct server *s, struct pending_flow *pf)
 }
 
 /* Fails flow fe for p (dropped first), counted as why, logged as what. */
-static void fail_flow(struct server *s, struct nfqueue *q, struct flow_entry *fe,
-		      const struct nfqueue_packet *p, const struct pkt_view *v,
-		      enum server_counter why, const char *what)
+static void fail_flow(struct server *s, struct verdicts *out, struct flow_entry *fe,
+		      const struct nfqueue_packet *p, enum server_counter why, const char *what)
 {
 	s->cnt.c[why]++;
 	pf_log(s, fe->value, what);
-	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-	pf_end(s, q, fe, true, p, v);
+	verdict_drop(out, p->id);
+	pf_end(s, out, fe, true, true);
 }
 
 /* Are all bytes of the integrity range this segment covers in the capture? */
@@ -107,8 +106,7 @@ static bool window_captured(const struct pending_flow *pf, const struct pkt_view
 }
 
 /* WAIT: every byte of the range is in; verify, then pass or fail the flow. */
-static void check_bytes(struct server *s, struct nfqueue *q, struct flow_entry *fe,
-			const struct nfqueue_packet *p, const struct pkt_view *v)
+static void check_bytes(struct server *s, struct verdicts *out, struct flow_entry *fe)
 {
 	struct pending_flow *pf = fe->value;
 	const struct conf_protect *e = &s->conf->protect[pf->protect];
@@ -122,11 +120,11 @@ static void check_bytes(struct server *s, struct nfqueue *q, struct flow_entry *
 		s->cnt.c[SC_integ_fail]++;
 		server_note_refusal(s, pf->family, pf->remote);
 		pf_log_event(s, pf, LOG_EV_INTEGRITY_FAILED, "integrity check failed, connection reset");
-		pf_end(s, q, fe, true, p, v);
+		pf_end(s, out, fe, true, true);
 		return;
 	}
 	s->cnt.c[SC_integ_ok]++;
-	pf_unhold(s, q, pf, true);
+	pf_unhold(s, out, pf, true);
 	pf->state = PF_VERIFIED;
 	fe->expires = s->mono + s->conf->integrity_timeout;
 }
@@ -156,7 +154,7 @@ static bool breaks_range(const struct pending_flow *pf, const struct pkt_view *v
 	return false;
 }
 
-void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+void pending_client(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
 		    const struct pkt_view *v, int pi)
 {
 	struct flow_key k;
@@ -179,10 +177,10 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 				  v->sport, v->dport, s->mono)) {
 			s->cnt.c[SC_integ_unknown]++;
 			s->cnt.c[SC_integ_stray_quiet]++;
-			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+			verdict_drop(out, p->id);
 			return;
 		}
-		pf_accept(s, q, p->id, p->mark);
+		pf_accept(s, out, VQ_OWN, p->id, p->mark);
 		return;
 	}
 	if (fe && pf_has_code(s, p->mark, s->conf->marks.noconn)) {
@@ -191,7 +189,7 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		 * that brings its segments here is gone with it, so nothing
 		 * after this one would be checked.  Failed closed.
 		 */
-		fail_flow(s, q, fe, p, v, SC_integ_lost, "conntrack lost the flow, reset");
+		fail_flow(s, out, fe, p, SC_integ_lost, "conntrack lost the flow, reset");
 		return;
 	}
 	if (fe && pf_has_code(s, p->mark, s->conf->marks.invalid) &&
@@ -200,12 +198,12 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		case 1:
 			break;
 		case 0:
-			fail_flow(s, q, fe, p, v, SC_integ_lost, "conntrack lost the flow, reset");
+			fail_flow(s, out, fe, p, SC_integ_lost, "conntrack lost the flow, reset");
 			return;
 		default:
 			/* Cannot tell now: the sender retransmits it. */
 			s->cnt.c[SC_hold_cap]++;
-			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+			verdict_drop(out, p->id);
 			return;
 		}
 	}
@@ -213,16 +211,16 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		/* An RST of a flow we do not know resets nothing more. */
 		if (v->flags & TCP_RST) {
 			s->cnt.c[SC_integ_unknown]++;
-			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+			verdict_drop(out, p->id);
 			return;
 		}
-		unknown_flow(s, q, p->id, v->family, pkt_dst(p->data, v), v->dport,
-			     pkt_src(p->data, v), v->sport, p, v);
+		unknown_flow(s, out, p->id, v->family, pkt_dst(p->data, v), v->dport,
+			     pkt_src(p->data, v), v->sport, true);
 		return;
 	}
 	pf = fe->value;
 	if (pf->state == PF_DONE) {
-		pf_accept(s, q, p->id, p->mark);
+		pf_accept(s, out, VQ_OWN, p->id, p->mark);
 		return;
 	}
 	if (v->flags & TCP_RST) {
@@ -235,13 +233,13 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		 * taken yet must still be the ones it reads), until the
 		 * service's acknowledgement or the timeout.
 		 */
-		pf_accept(s, q, p->id, p->mark);
+		pf_accept(s, out, VQ_OWN, p->id, p->mark);
 		if (pf->state == PF_WAIT)
-			pf_end(s, q, fe, true, NULL, NULL);
+			pf_end(s, out, fe, true, false);
 		return;
 	}
 	if (breaks_range(pf, v, &why, &what)) {
-		fail_flow(s, q, fe, p, v, why, what);
+		fail_flow(s, out, fe, p, why, what);
 		return;
 	}
 	if (v->payload_len == 0 && (pf->state != PF_WAIT || !(v->flags & TCP_FIN))) {
@@ -249,14 +247,14 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		 * The handshake's ACK and bare ACKs carry nothing to check; a
 		 * bare FIN waits with the bytes (below) until they verify.
 		 */
-		pf_accept(s, q, p->id, p->mark);
+		pf_accept(s, out, VQ_OWN, p->id, p->mark);
 		return;
 	}
 	if (!window_captured(pf, v)) {
 		/* Bytes of the range we cannot see: they cannot be checked. */
 		s->cnt.c[SC_integ_short_capture]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-		pf_end(s, q, fe, true, p, v);
+		verdict_drop(out, p->id);
+		pf_end(s, out, fe, true, true);
 		return;
 	}
 	enum integ_status st = integ_add(&pf->buf, v->seq, p->data + v->payload_off,
@@ -267,18 +265,18 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		 * verified (VERIFIED: the service may not have taken the
 		 * verified copy; this one it would).
 		 */
-		fail_flow(s, q, fe, p, v, SC_integ_conflict, "conflicting retransmission, reset");
+		fail_flow(s, out, fe, p, SC_integ_conflict, "conflicting retransmission, reset");
 		return;
 	}
 	if (pf->state == PF_VERIFIED) {
 		/* What it carries of the range is the verified bytes again. */
-		pf_accept(s, q, p->id, p->mark);
+		pf_accept(s, out, VQ_OWN, p->id, p->mark);
 		return;
 	}
-	if (!pf_hold(s, q, fe, p, v, false))
+	if (!pf_hold(s, out, fe, p, v, false))
 		return;
 	if (st == INTEG_COMPLETE)
-		check_bytes(s, q, fe, p, v);
+		check_bytes(s, out, fe);
 }
 
 /*
@@ -302,7 +300,7 @@ static bool unflag(struct server *s, const struct pending_flow *pf)
 	return false;
 }
 
-void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+void pending_reply(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
 		   const struct pkt_view *v)
 {
 	struct flow_key k;
@@ -320,8 +318,8 @@ void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		 */
 		if (v->payload_len == 0 || (v->flags & TCP_RST))
 			goto accept;
-		unknown_flow(s, q, p->id, v->family, pkt_src(p->data, v), v->sport,
-			     pkt_dst(p->data, v), v->dport, NULL, NULL);
+		unknown_flow(s, out, p->id, v->family, pkt_src(p->data, v), v->sport,
+			     pkt_dst(p->data, v), v->dport, false);
 		return;
 	}
 	pf = fe->value;
@@ -329,13 +327,13 @@ void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	case PF_WAIT:
 		if (v->flags & TCP_RST) {
 			/* The service gave up: nothing held of this flow may follow. */
-			pf_accept(s, q, p->id, p->mark);
-			pf_end(s, q, fe, true, NULL, NULL);
+			pf_accept(s, out, VQ_OWN, p->id, p->mark);
+			pf_end(s, out, fe, true, false);
 			return;
 		}
 		/* The service's first bytes (a banner) wait for the client's. */
 		if (v->payload_len > 0) {
-			pf_hold(s, q, fe, p, v, true);
+			pf_hold(s, out, fe, p, v, true);
 			return;
 		}
 		break;
@@ -352,5 +350,5 @@ void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	}
 accept:
 	/* It came with the reply code, which pf_accept takes off. */
-	pf_accept(s, q, p->id, p->mark);
+	pf_accept(s, out, VQ_OWN, p->id, p->mark);
 }

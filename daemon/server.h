@@ -37,6 +37,7 @@
 #include "replay.h"
 #include "sockkill.h"
 #include "strays.h"
+#include "verdict.h"
 
 /* Every way a packet can end, each a counter (knockgw status). */
 #define SERVER_COUNTERS(X)                                                            \
@@ -108,7 +109,6 @@ struct server {
 	struct server_budget budget;	/* from conf */
 	uint32_t pad_sink;		/* the padding's results go here, unread */
 	uint64_t isn_work;		/* ISN computations done, padding included (tests read it) */
-	struct nfqueue *hold_q;		/* the data queue, where integrity segments wait (NULL: any) */
 	struct replay *replay;		/* shared by all queue threads */
 	struct sockkill *sk;		/* may be NULL: then no server-side abort */
 	struct ctnl *ct;		/* clears an integrity flow's conntrack bit */
@@ -131,24 +131,54 @@ int server_init(struct server *s, const struct conf *c, struct replay *replay,
 void server_free(struct server *s);
 
 /*
- * Is this queued packet the server's?  Everything from prerouting; from
- * postrouting, the service's side of an integrity flow, which the rule
- * marks with the reply code.  The client role's user path carries its
- * flow's shift in the mark, which can match that by chance: so the packet
- * must also come from an integrity-protected port and address.  From
- * input, closed_ports "daemon"'s probes (no ACK, no RST), not the client's
- * incoming user-path segments (nftplan.c).
+ * The decisions below go into out, in order (verdict.h); the caller carries
+ * them out.  p's bytes may be rewritten in place, and out may point into
+ * them, until then.
  */
-bool server_wants(const struct server *s, const struct nfqueue_packet *p);
+
+/*
+ * Is this segment from postrouting the service's side of an integrity flow:
+ * the reply code the rule sets, from an integrity-protected port and
+ * address?  What else comes from there no rule of the server's queued.
+ */
+bool server_is_reply(const struct server *s, const struct nfqueue_packet *p,
+		     const struct pkt_view *v);
 
 /*
  * Lets a SYN to a protected port through: ACCEPTED in our mark bits tells
  * the nat rule after the queue not to send it to the closed port (marks.h).
  */
-void server_accept_syn(const struct server *s, struct nfqueue *q, const struct nfqueue_packet *p);
+void server_accept_syn(const struct server *s, struct verdicts *out, const struct nfqueue_packet *p);
 
-/* The data path: decide about one queued packet. */
-void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p);
+/* A packet of the server's rules that pkt_parse() refused (why): dropped, counted. */
+void server_malformed(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
+		      enum pkt_drop why);
+
+/*
+ * The data path for what the server's rules queue at prerouting and input
+ * (the knock, probe, no-connection and integrity rules), parsed into v.
+ */
+void server_packet(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
+		   const struct pkt_view *v);
+
+/* The service's side of an integrity flow (server_is_reply), parsed into v. */
+void server_reply(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
+		  const struct pkt_view *v);
+
+/*
+ * Carries out an abort the data path decided (verdict.h), once the
+ * verdicts before it are sent: the service's socket is destroyed, or, when
+ * there is none and a.answer, p (parsed into v) gets the closed-port RST.
+ */
+void server_abort(struct server *s, const struct verdict_abort *a, const struct nfqueue_packet *p,
+		  const struct pkt_view *v);
+
+/*
+ * The most entries one call above, server_tick() or server_set_conf() puts
+ * in out: every held packet's verdict, and per pending flow its held count
+ * and its abort, with room for the packet's own.
+ */
+size_t server_verdicts_max(const struct server *s);
 
 /*
  * Carries cnt's per-key and per-port counts from old's keys and protect
@@ -167,7 +197,8 @@ void server_counters_carry(struct server_counters *cnt, const struct conf *old,
  * knocks to the new one); a key that is gone loses its count.  The per-port
  * counters follow their port (server_counters_carry).
  */
-void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, unsigned nqueues);
+void server_set_conf(struct server *s, struct verdicts *out, const struct conf *c,
+		     unsigned nqueues);
 
 /*
  * The verification budget of c (see above): pure, for server_set_conf and
@@ -175,17 +206,8 @@ void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, 
  */
 void server_budget_of(const struct conf *c, struct server_budget *ret);
 
-/*
- * The queue held integrity segments wait in (their verdicts go there):
- * s->hold_q, or q when none is set (one queue for everything).
- */
-static inline struct nfqueue *server_hold_q(const struct server *s, struct nfqueue *q)
-{
-	return s->hold_q ? s->hold_q : q;
-}
-
 /* Resets integrity flows past their deadline; call a few times a second. */
-void server_tick(struct server *s, struct nfqueue *q);
+void server_tick(struct server *s, struct verdicts *out);
 
 /*
  * A knock from src was refused (a bad ISN, a replay, integrity bytes that

@@ -34,6 +34,7 @@
 #include "client.h"
 #include "conf.h"
 #include "ctnl.h"
+#include "door.h"
 #include "intent.h"
 #include "nfq.h"
 #include "rawsock.h"
@@ -60,6 +61,7 @@ struct worker {
 	struct ctnl *ct;
 	struct server srv;
 	struct client cli;
+	struct door door;		/* every queued packet's way to srv or cli */
 	bool started;
 	int error;			/* atomic: -errno of the queue that failed */
 	unsigned gen;			/* atomic: configuration generation in use */
