@@ -20,7 +20,10 @@
  * R accept with our mark bits cleared (the service's segments come marked
  * with the reply code), K accept with the accepted code (a SYN let through,
  * which the nat rule then spares), I repeat with the integrity code
- * (marks.h); how
+ * (marks.h), S accept, our bits cleared, as the packet itself with its TCP
+ * checksum spoiled: the one packet the server rewrites, a refused IPv6
+ * packet the kernel discards after the input hook anyway (server.c,
+ * let_kernel_discard); how
  * many sockets it must abort (and whose), closed-port answers it must send
  * and conntrack bits it must clear (ctnl_set_mark).  A REPLY step is a
  * segment from the service (postrouting hook) acknowledging `off` bytes of the
@@ -293,6 +296,8 @@ struct step {
 	unsigned victim;	/* whose socket is aborted: who + 1; 0 the step's own */
 	bool anykill;		/* aborts of several flows: counted, not checked */
 	bool input;		/* K_STRAY: from the input hook (input_closed), not prerouting */
+	bool rthdr;		/* IPv6: a routing header with segments left, which the
+				   kernel's input discards after the hook (pkt.h) */
 };
 
 enum code { CODE_NONE, CODE_INVALID, CODE_NOCONN, CODE_NEWSYN };
@@ -999,6 +1004,21 @@ static const struct scenario scenarios[] = {
 	{ "timestamps required: a bad one without is just refused", E_TSREQ, V6, false,
 	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1) }, .cnt = { C(syn_refused, 1),
 								 C(rst_sent, 1) } },
+	/*
+	 * A refused IPv6 packet the kernel discards after the input hook (a
+	 * routing header with segments left): a closed port never answers it,
+	 * so it goes on, checksum spoiled, for the kernel to discard; no RST.
+	 */
+	{ "v6 refused SYN the kernel discards: left to it, spoiled", E_KNOCK, V6, true,
+	  .s = { SYN("1S", .how = ISN_BAD, .rthdr = true) },
+	  .cnt = { C(syn_refused, 1), C(v6_discarded, 1) } },
+	{ "v6 FIN probe the kernel discards: left to it, spoiled", E_KNOCK, V6, true,
+	  .s = { STRAY(TCP_FIN, "1S", .rthdr = true) },
+	  .cnt = { C(stray, 1), C(v6_discarded, 1) } },
+	{ "v6 discarded SYN, on_fail drop: dropped, silent", E_DROP, V6, true,
+	  .s = { SYN("1D", .how = ISN_BAD, .rthdr = true) }, .cnt = { C(syn_refused, 1) } },
+	{ "v6 valid knock with a routing header: let through (the kernel decides)", E_KNOCK, V6,
+	  true, .s = { SYN("1K", .rthdr = true) }, .cnt = { C(syn_accepted, 1) } },
 };
 
 /* ------------------------------------------------------------------ */
@@ -1021,6 +1041,8 @@ struct run {
 	struct flow flows[8];		/* by flow_of(who) */
 	unsigned verdicts[MAX_IDS];
 	uint32_t marks[MAX_IDS];	/* each packet's own mark */
+	uint8_t sent[BUF_LEN];		/* the last packet sent, as it was sent */
+	size_t sent_len, sent_tcp_off;
 };
 
 static const uint8_t *src_of(int family, unsigned who)
@@ -1099,6 +1121,21 @@ static uint32_t client_isn(const struct scenario *sc, const struct step *st, uin
 	return st->how == ISN_BAD ? isn ^ 0x80000000u : isn;
 }
 
+/*
+ * Is the packet last given with a verdict the one last sent, but for its TCP
+ * checksum, which no ones'-complement sum can take for the old one?
+ */
+static bool spoiled(const struct run *r)
+{
+	size_t csum = r->sent_tcp_off + 16;
+
+	if (memcmp(fake_verdict_pkt, r->sent, csum) != 0 ||
+	    memcmp(fake_verdict_pkt + csum + 2, r->sent + csum + 2, r->sent_len - csum - 2) != 0)
+		return false;
+	return fake_verdict_pkt[csum] == (r->sent[csum] ^ 0x55) &&
+	       fake_verdict_pkt[csum + 1] == (r->sent[csum + 1] ^ 0x55);
+}
+
 /* Checks the verdicts of events[from..nevents) against want ("2L 4A 3A", "2-33D"). */
 static void check_verdicts(struct run *r, unsigned step, size_t from, const char *want)
 {
@@ -1152,10 +1189,19 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 				CHECK(ev->has_mark, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark, kgw_mark_own(&conf.marks, r->marks[id]),
 					   "%s: our bits cleared for %u", at, id);
+			} else if (code == 'S') {
+				CHECK(ev->has_mark, "%s: %u marked", at, id);
+				CHECK_EQ_U(ev->mark, kgw_mark_own(&conf.marks, r->marks[id]),
+					   "%s: our bits cleared for %u", at, id);
+				CHECK(ev->has_pkt && ev->len == r->sent_len && spoiled(r),
+				      "%s: %u goes on as sent, its TCP checksum spoiled", at, id);
 			} else {
 				/* Plain verdicts leave the packet's mark alone. */
 				CHECK(!ev->has_mark, "%s: %u unmarked", at, id);
 			}
+			/* The packet itself goes on, changed, only as S says. */
+			CHECK(ev->has_pkt == (code == 'S'), "%s: %u %s", at, id,
+			      code == 'S' ? "replaced" : "not replaced");
 		}
 	}
 	while (e < nevents && events[e].kind != EV_VERDICT)
@@ -1346,6 +1392,17 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 	}
 	s.urg = st->urg;
 	len = build(buf, &s, &tcp_off);
+	if (st->rthdr && sc->family == AF_INET6) {
+		/* A type 4 routing header, one segment left, between IPv6 and TCP. */
+		static const uint8_t rh[8] = { 6, 0, 4, 1 };
+
+		memmove(buf + 48, buf + 40, len - 40);
+		memcpy(buf + 40, rh, sizeof(rh));
+		buf[6] = 43;
+		pb_put16(buf + 4, (uint16_t)(len - 40 + sizeof(rh)));
+		len += sizeof(rh);
+		tcp_off += sizeof(rh);
+	}
 	caplen = st->cap ? len - s.plen + (st->cap - 1u) : len;
 	switch (st->k == K_BAD ? st->how : 0) {
 	case BAD_SHORT:
@@ -1389,6 +1446,9 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 		r->marks[p.id] = p.mark;
 		r->qof[p.id] = queue_of(r, st);
 	}
+	memcpy(r->sent, buf, len);
+	r->sent_len = len;
+	r->sent_tcp_off = tcp_off;
 	fake_ct_state = st->ct;
 	fake_ct_flagged = st->k != K_SYN && !st->ct_lost;
 	door_packet(&r->door, set_of(st), r->qof[p.id < MAX_IDS ? p.id : 0], &p);
