@@ -1,18 +1,22 @@
 /*
  * server.c - the server role's data path (see server.h).
  *
- * Reading order: server_packet() is the whole path for one packet: parse,
- * find the protect entry, then either a SYN (verify the ISN against the
- * entry's keys, for the SYN's own destination and the entry's public ones;
- * check for a replay; let it through or answer like a closed port) or a
- * segment of an integrity flow, either way (pending.c).
+ * Reading order: server_packet() is the whole path for one packet the
+ * door parsed (door.h): find the protect entry, then either a SYN (verify
+ * the ISN against the entry's keys, for the SYN's own destination and the
+ * entry's public ones; check for a replay; let it through or answer like
+ * a closed port) or a segment of an integrity flow, either way (the
+ * pending object, pending.h, which returns what it decided).  Every
+ * decision goes into the caller's list (verdict.h), which the door
+ * carries out.
  *
  * A packet that does not get through gets what a closed port gives, one
  * name per case: refuse_knock() counts a SYN without a valid knock, then
  * mimic_closed_port() answers as the entry's on_fail says (the kernel's RST
  * or silence): a new connection (NEWSYN) goes on to the nat rule's closed
  * port, anything else is dropped and answered by server_send_closed_rst(),
- * which sends the RST itself (also for pending.c's pf_abort());
+ * which sends the RST itself (also for an integrity flow's abort, when
+ * there is no socket to destroy: server_abort());
  * answer_unlistened_port() is closed_ports "daemon" for a port nobody
  * listens on: the same work and the same mimic_closed_port() as a probe of
  * a protected port, and the kernel, or our RST, answers as the closed port
@@ -113,7 +117,7 @@ int server_init(struct server *s, const struct conf *c, struct replay *replay,
 	guess_params_of(c, &gp);
 	if (guess_init(&s->guess, &gp, GUESS_SOURCES) < 0)
 		return -ENOMEM;
-	r = pending_init(s, c, nqueues);
+	r = pending_init(&s->pending, c, nqueues, &s->cnt, ct, &s->rl, &s->rl_full);
 	if (r < 0)
 		guess_free(&s->guess);
 	return r;
@@ -121,12 +125,12 @@ int server_init(struct server *s, const struct conf *c, struct replay *replay,
 
 size_t server_verdicts_max(const struct server *s)
 {
-	return s->acct.max_pkts + 2 * s->pending.max + 8;
+	return pending_verdicts_max(&s->pending);
 }
 
 void server_free(struct server *s)
 {
-	pending_free(s);
+	pending_free(&s->pending);
 	guess_free(&s->guess);
 }
 
@@ -380,7 +384,7 @@ static void handle_syn(struct server *s, struct verdicts *out, const struct nfqu
 	int matched;
 	char a[INET6_ADDRSTRLEN];
 
-	if (e->integrity_len > 0 && pending_requeued(s, p, v)) {
+	if (e->integrity_len > 0 && pending_requeued(&s->pending, p, v)) {
 		/* The one copy our REPEAT sent back: its entry carries the bit now. */
 		server_accept_syn(s, out, p);
 		return;
@@ -444,7 +448,7 @@ static void handle_syn(struct server *s, struct verdicts *out, const struct nfqu
 	if (e->integrity_len == 0) {
 		server_accept_syn(s, out, p);
 	} else {
-		switch (pending_start(s, out, p, v, pi, matched, vm.epoch, &dialled)) {
+		switch (pending_start(&s->pending, out, p, v, pi, matched, vm.epoch, &dialled, s->mono)) {
 		case PENDING_STARTED:
 			break;
 		case PENDING_AGAIN:
@@ -514,7 +518,18 @@ void server_malformed(struct server *s, struct verdicts *out, const struct nfque
 void server_reply(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
 		  const struct pkt_view *v)
 {
-	pending_reply(s, out, p, v);
+	pending_reply(&s->pending, out, p, v, s->mono);
+}
+
+/*
+ * A segment from the client of an integrity flow: pending.c decides; bytes
+ * that failed their check are a refused knock, counted against the source.
+ */
+static void integrity_segment(struct server *s, struct verdicts *out,
+			      const struct nfqueue_packet *p, const struct pkt_view *v)
+{
+	if (pending_client(&s->pending, out, p, v, s->mono) == PENDING_SEG_FAILED)
+		server_note_refusal(s, v->family, pkt_src(p->data, v));
 }
 
 void server_packet(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
@@ -552,7 +567,7 @@ void server_packet(struct server *s, struct verdicts *out, const struct nfqueue_
 		s->cnt.c[SC_stray]++;
 		mimic_closed_port(s, out, p, &v, s->conf->protect[pi].on_fail, false);
 	} else if ((code == m->noconn || code == m->newsyn) &&
-		   (s->conf->protect[pi].integrity_len == 0 || !pending_knows(s, p, &v))) {
+		   (s->conf->protect[pi].integrity_len == 0 || !pending_knows(&s->pending, p, &v))) {
 		/*
 		 * Conntrack knows no connection for it (an ACK scan, an ACK with
 		 * a guessed SYN cookie; a flow whose entry was lost): what a
@@ -565,9 +580,9 @@ void server_packet(struct server *s, struct verdicts *out, const struct nfqueue_
 		struct nfqueue_packet lost = *p;
 
 		lost.mark = kgw_mark_own(m, p->mark) | m->noconn;
-		pending_client(s, out, &lost, &v, pi);
+		integrity_segment(s, out, &lost, &v);
 	} else {
-		pending_client(s, out, p, &v, pi);
+		integrity_segment(s, out, p, &v);
 	}
 }
 
@@ -576,16 +591,16 @@ void server_set_conf(struct server *s, struct verdicts *out, const struct conf *
 	/* Everything pending ends now, through the one fail-closed path. */
 	struct guess_params gp;
 
-	pending_reload(s, out);
+	pending_reload(&s->pending, out, s->mono);
 	server_counters_carry(&s->cnt, s->conf, c);
 	s->conf = c;
+	pending_set_conf(&s->pending, c, nqueues);
 	server_budget_of(c, &s->budget);
 	guess_params_of(c, &gp);
 	guess_set_params(&s->guess, &gp);
-	s->held_bytes_max = c->hold_bytes / (nqueues ? nqueues : 1);
 }
 
 void server_tick(struct server *s, struct verdicts *out)
 {
-	pending_expire(s, out, s->mono, SC_integ_timeout);
+	pending_expire(&s->pending, out, s->mono, SC_integ_timeout);
 }

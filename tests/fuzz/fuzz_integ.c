@@ -779,7 +779,7 @@ static void service_sends(uint32_t id)
 static void end_batch(void)
 {
 	deliver();
-	REQUIRE(z.held_told == z.s.acct.pkts);
+	REQUIRE(z.held_told == z.s.pending.acct.pkts);
 	while (z.nwork > 0) {
 		uint32_t from = z.work[--z.nwork], id;
 		struct pkt_rec r = z.pkts[from];
@@ -795,7 +795,7 @@ static void end_batch(void)
 			queue(id, r.newsyn ? CODE_NEWSYN : CODE_NONE, 0);
 		}
 		deliver();
-		REQUIRE(z.held_told == z.s.acct.pkts);
+		REQUIRE(z.held_told == z.s.pending.acct.pkts);
 	}
 }
 
@@ -1024,11 +1024,12 @@ static void finish(void)
 	}
 	for (uint32_t id = 1; id < z.npkts; id++)
 		REQUIRE(z.pkts[id].verdicts == 1);
-	REQUIRE(z.s.acct.pkts == 0 && z.s.held_bytes == 0 && z.s.pending.count == 0);
-	REQUIRE(z.s.acct.sources.count == 0);
+	REQUIRE(z.s.pending.acct.pkts == 0 && z.s.pending.held_bytes == 0 &&
+		z.s.pending.table.count == 0);
+	REQUIRE(z.s.pending.acct.sources.count == 0);
 	replay_gc(&z.replay, z.s.mono);
 	REQUIRE(replay_count(&z.replay) == 0);
-	REQUIRE(z.s.strays.flows.count == 0 && z.s.strays.sources.count == 0);
+	REQUIRE(z.s.pending.strays.flows.count == 0 && z.s.pending.strays.sources.count == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1559,7 +1559,7 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
 		check_verdicts(&r, step, from, st->want);
 		check_side_effects(&r, step, from, st, have_pkt, seq);
 		/* The queue adapter batches verdicts only when it knows nothing is held. */
-		CHECK_EQ_U(fake_held_last, r.s.acct.pkts,
+		CHECK_EQ_U(fake_held_last, r.s.pending.acct.pkts,
 			   "scenario %u step %u: held count told to the queue", no, step);
 	}
 	check_counters(&r);
@@ -1575,10 +1575,11 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
 		CHECK_EQ_U(r.verdicts[id], 1, "scenario %u (%s): verdicts for packet %u", no,
 			   sc->name, id);
 	CHECK_EQ_U(r.verdicts[0], 0, "scenario %u: verdicts for unknown ids", no);
-	CHECK_EQ_U(r.s.acct.pkts, 0, "scenario %u: nothing held at the end", no);
-	CHECK_EQ_U(r.s.acct.sources.count, 0, "scenario %u: no source accounted at the end", no);
-	CHECK_EQ_U(r.s.held_bytes, 0, "scenario %u: no bytes held at the end", no);
-	CHECK_EQ_U(r.s.pending.count, 0, "scenario %u: no pending flow at the end", no);
+	CHECK_EQ_U(r.s.pending.acct.pkts, 0, "scenario %u: nothing held at the end", no);
+	CHECK_EQ_U(r.s.pending.acct.sources.count, 0, "scenario %u: no source accounted at the end",
+		   no);
+	CHECK_EQ_U(r.s.pending.held_bytes, 0, "scenario %u: no bytes held at the end", no);
+	CHECK_EQ_U(r.s.pending.table.count, 0, "scenario %u: no pending flow at the end", no);
 	CHECK_EQ_U(fake_misuse, 0, "scenario %u: adapters called as expected", no);
 
 	door_free(&r.door);
