@@ -69,7 +69,8 @@ static void emit(struct door *d, struct nfqueue *q, const struct nfqueue_packet 
 				nfqueue_verdict_pkt(to, e->id, (enum nfqueue_verdict)e->v, e->pkt,
 						    e->len, e->mark);
 			else if (e->has_mark)
-				nfqueue_verdict_mark(to, e->id, (enum nfqueue_verdict)e->v, e->mark);
+				nfqueue_verdict_mark(to, e->id, (enum nfqueue_verdict)e->v,
+						     e->mark);
 			else
 				nfqueue_verdict(to, e->id, (enum nfqueue_verdict)e->v);
 			break;
@@ -94,6 +95,10 @@ void door_packet(struct door *d, enum conf_qset set, struct nfqueue *q,
 	enum pkt_drop why = pkt_parse(p->data, p->caplen, &v);
 	struct verdicts *out = &d->out;
 
+	/* From postrouting, only the reply code from an integrity port (door.h). */
+	if (way == DOOR_SERVER_REPLY && d->srv &&
+	    (why != PKT_OK || !server_is_reply(d->srv, p, &v)))
+		way = DOOR_NONE;
 	/*
 	 * A door with one role (tests) treats the other's packets as what no
 	 * rule of its queues; the daemon's has both.
@@ -113,12 +118,8 @@ void door_packet(struct door *d, enum conf_qset set, struct nfqueue *q,
 			server_packet(d->srv, out, p, &v);
 		break;
 	case DOOR_SERVER_REPLY:
-		if (why == PKT_OK && server_is_reply(d->srv, p, &v)) {
-			server_reply(d->srv, out, p, &v);
-			break;
-		}
-		/* No rule of the server's queued it (door.h). */
-		goto none;
+		server_reply(d->srv, out, p, &v);
+		break;
 	case DOOR_CLIENT_OUT:
 	case DOOR_CLIENT_ROUTED:
 		if (why != PKT_OK)
@@ -136,10 +137,7 @@ void door_packet(struct door *d, enum conf_qset set, struct nfqueue *q,
 			client_in(d->cli, out, p, &v);
 		break;
 	case DOOR_NONE:
-	none:
-		if (!d->cli)
-			verdict_accept(out, p->id);
-		else if (why != PKT_OK)
+		if (why != PKT_OK)
 			client_malformed(d->cli, out, p);
 		else
 			client_unqueued(d->cli, out, p);

@@ -59,7 +59,7 @@ struct door {
 	const struct conf *conf;	/* the roles' (its marks classify) */
 	struct server *srv;		/* either may be NULL: a role alone (tests) */
 	struct client *cli;
-	struct nfqueue *hold_q;		/* the data queue, where integrity segments wait (NULL: any) */
+	struct nfqueue *hold_q;		/* where integrity segments wait: the data queue (NULL: any) */
 	struct verdicts out;		/* what the handler decided, until carried out */
 };
 

@@ -310,7 +310,8 @@ static void flag_syn(const struct pending *pd, struct verdicts *out, struct pend
 		     const struct nfqueue_packet *p)
 {
 	pf->echo = true;
-	verdict_give_mark(out, p->id, NFQUEUE_REPEAT, own_mark(pd, p->mark) | pd->conf->marks.integ);
+	verdict_give_mark(out, p->id, NFQUEUE_REPEAT,
+			  own_mark(pd, p->mark) | pd->conf->marks.integ);
 }
 
 enum pending_start pending_start(struct pending *pd, struct verdicts *out,

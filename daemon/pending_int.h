@@ -76,7 +76,8 @@ void pf_unhold(struct pending *pd, struct verdicts *out, struct pending_flow *pf
  * closed-port RST if there is no socket to abort); else what is held
  * passes.  The entry is removed (flow_remove never moves others).
  */
-void pf_end(struct pending *pd, struct verdicts *out, struct flow_entry *fe, bool fail, bool answer);
+void pf_end(struct pending *pd, struct verdicts *out, struct flow_entry *fe, bool fail,
+	    bool answer);
 
 /*
  * Resets the connection local:lport <-> remote:rport at both ends (an

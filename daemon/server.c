@@ -195,8 +195,8 @@ void server_accept_syn(const struct server *s, struct verdicts *out, const struc
  * should the kernel take it after all, TCP drops it instead of answering,
  * and a refused packet never reaches the service either way.
  */
-static bool let_kernel_discard(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
-			       const struct pkt_view *v)
+static bool let_kernel_discard(struct server *s, struct verdicts *out,
+			       const struct nfqueue_packet *p, const struct pkt_view *v)
 {
 	if (!v->v6_discarded || p->caplen != p->wirelen)
 		return false;
@@ -213,8 +213,9 @@ static bool let_kernel_discard(struct server *s, struct verdicts *out, const str
  * a closed port.  closed: p is a probe of a port nobody listens on
  * (answer_unlistened_port), which takes the same path.
  */
-static void mimic_closed_port(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
-			      const struct pkt_view *v, enum on_fail how, bool closed)
+static void mimic_closed_port(struct server *s, struct verdicts *out,
+			      const struct nfqueue_packet *p, const struct pkt_view *v,
+			      enum on_fail how, bool closed)
 {
 	const struct kgw_marks *m = &s->conf->marks;
 
@@ -448,7 +449,8 @@ static void handle_syn(struct server *s, struct verdicts *out, const struct nfqu
 	if (e->integrity_len == 0) {
 		server_accept_syn(s, out, p);
 	} else {
-		switch (pending_start(&s->pending, out, p, v, pi, matched, vm.epoch, &dialled, s->mono)) {
+		switch (pending_start(&s->pending, out, p, v, pi, matched, vm.epoch, &dialled,
+				      s->mono)) {
 		case PENDING_STARTED:
 			break;
 		case PENDING_AGAIN:
@@ -567,7 +569,8 @@ void server_packet(struct server *s, struct verdicts *out, const struct nfqueue_
 		s->cnt.c[SC_stray]++;
 		mimic_closed_port(s, out, p, &v, s->conf->protect[pi].on_fail, false);
 	} else if ((code == m->noconn || code == m->newsyn) &&
-		   (s->conf->protect[pi].integrity_len == 0 || !pending_knows(&s->pending, p, &v))) {
+		   (s->conf->protect[pi].integrity_len == 0 ||
+		    !pending_knows(&s->pending, p, &v))) {
 		/*
 		 * Conntrack knows no connection for it (an ACK scan, an ACK with
 		 * a guessed SYN cookie; a flow whose entry was lost): what a

@@ -88,7 +88,8 @@ bool server_is_reply(const struct server *s, const struct nfqueue_packet *p,
  * Lets a SYN to a protected port through: ACCEPTED in our mark bits tells
  * the nat rule after the queue not to send it to the closed port (marks.h).
  */
-void server_accept_syn(const struct server *s, struct verdicts *out, const struct nfqueue_packet *p);
+void server_accept_syn(const struct server *s, struct verdicts *out,
+		       const struct nfqueue_packet *p);
 
 /* A packet of the server's rules that pkt_parse() refused (why): dropped, counted. */
 void server_malformed(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,

@@ -52,13 +52,13 @@ struct event {
 	uint32_t mark, mask;		/* verdict, unflag */
 	size_t len;			/* verdict: the new packet's */
 	size_t held;			/* set_held */
-	int family;			/* kill, answer, unflag: the service's and the client's ends */
+	int family;			/* kill, answer, unflag: the service's, the client's end */
 	uint8_t local[16], remote[16];
 	uint16_t lport, rport;
 	uint32_t seq;			/* answer: the segment answered */
 	uint32_t indev;
 	uint64_t now;
-	struct ct_flow f;		/* answer, create, get, delete: the packet's or flow's tuple */
+	struct ct_flow f;		/* answer, create, get, delete: the tuple */
 	bool seqadj, has_labels;	/* create */
 	struct ct_labels labels;
 	uint32_t kernel_isn, delta, timeout;

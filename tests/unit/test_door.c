@@ -61,7 +61,8 @@ static const struct kind_row {
 	{ RK_PROBE_GATE, false, 0, 0 },
 	{ RK_PROBE_SKIP, false, 0, 0 },
 	{ RK_PROBE_SOCKET, false, 0, 0 },
-	{ RK_PROBE, true, CLEARED, DOOR_SERVER },	/* at input_closed; NEWSYN at prerouting_closed */
+	/* CLEARED at input_closed; NEWSYN at prerouting_closed (check_plan) */
+	{ RK_PROBE, true, CLEARED, DOOR_SERVER },
 };
 
 enum { NKINDS = RK_PROBE + 1, OTHER_BITS = 0x00000abc };
@@ -116,8 +117,8 @@ static void check_plan(const struct conf *c, const struct nftplan *p, const char
 		const struct kind_row *k = &kinds[ru->kind];
 		unsigned hook = nftplan_chain_def(ru->chain)->hook;
 		/* A new connection to a closed port goes on to the kernel coded NEWSYN. */
-		enum code code = ru->kind == RK_PROBE && ru->chain == CH_PREROUTING_CLOSED ? NEWSYN
-											   : k->code;
+		bool closed_pre = ru->kind == RK_PROBE && ru->chain == CH_PREROUTING_CLOSED;
+		enum code code = closed_pre ? NEWSYN : k->code;
 		char what[160];
 
 		nftplan_rule_what(ru, what, sizeof(what));
@@ -131,7 +132,7 @@ static void check_plan(const struct conf *c, const struct nftplan *p, const char
 			enum door_way way = door_classify(&c->marks, (enum conf_qset)ru->qset, hook,
 							  mark);
 
-			CHECK_EQ_U(way, k->way, "%s plan: %s (hook %u, set %u, mark %#x) goes its way",
+			CHECK_EQ_U(way, k->way, "%s plan: %s (hook %u, set %u, mark %#x): its way",
 				   which, what, hook, (unsigned)ru->qset, (unsigned)mark);
 		}
 	}
@@ -153,7 +154,8 @@ int main(void)
 		struct nftplan p;
 
 		if (conf_load_text("door.conf", confs[i], c, errs) < 0) {
-			CHECK(0, "configuration %zu loads (%s)", i + 1, errs->n ? errs->msg[0] : "?");
+			CHECK(0, "configuration %zu loads (%s)", i + 1,
+			      errs->n ? errs->msg[0] : "?");
 			continue;
 		}
 		if (nftplan_make(c, &p) == 0) {
