@@ -123,11 +123,6 @@ int server_init(struct server *s, const struct conf *c, struct replay *replay,
 	return r;
 }
 
-size_t server_verdicts_max(const struct server *s)
-{
-	return pending_verdicts_max(&s->pending);
-}
-
 void server_free(struct server *s)
 {
 	pending_free(&s->pending);
@@ -515,12 +510,6 @@ void server_malformed(struct server *s, struct verdicts *out, const struct nfque
 	/* The kernel's TCP would discard it as well: drop, count. */
 	s->cnt.pkt_drop[why]++;
 	verdict_drop(out, p->id);
-}
-
-void server_reply(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
-		  const struct pkt_view *v)
-{
-	pending_reply(&s->pending, out, p, v, s->mono);
 }
 
 /*

@@ -103,8 +103,11 @@ void server_packet(struct server *s, struct verdicts *out, const struct nfqueue_
 		   const struct pkt_view *v);
 
 /* The service's side of an integrity flow (server_is_reply), parsed into v. */
-void server_reply(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
-		  const struct pkt_view *v);
+static inline void server_reply(struct server *s, struct verdicts *out,
+				const struct nfqueue_packet *p, const struct pkt_view *v)
+{
+	pending_reply(&s->pending, out, p, v, s->mono);
+}
 
 /*
  * Carries out an abort the data path decided (verdict.h), once the
@@ -119,7 +122,10 @@ void server_abort(struct server *s, const struct verdict_abort *a, const struct 
  * in out: every held packet's verdict, and per pending flow its held count
  * and its abort, with room for the packet's own.
  */
-size_t server_verdicts_max(const struct server *s);
+static inline size_t server_verdicts_max(const struct server *s)
+{
+	return pending_verdicts_max(&s->pending);
+}
 
 /*
  * Switches to a reloaded configuration.  Integrity flows still waiting for
