@@ -1395,8 +1395,10 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 	if (st->rthdr && sc->family == AF_INET6) {
 		/* A type 4 routing header, one segment left, between IPv6 and TCP. */
 		static const uint8_t rh[8] = { 6, 0, 4, 1 };
+		static uint8_t tail[BUF_LEN];
 
-		memmove(buf + 48, buf + 40, len - 40);
+		memcpy(tail, buf + 40, len - 40);
+		memcpy(buf + 48, tail, len - 40);
 		memcpy(buf + 40, rh, sizeof(rh));
 		buf[6] = 43;
 		pb_put16(buf + 4, (uint16_t)(len - 40 + sizeof(rh)));
