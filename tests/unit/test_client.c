@@ -1,10 +1,10 @@
 /*
- * test_client.c - the client role's data path (client.[ch]) against fakes of
- * the adapters it calls.
+ * test_client.c - the client role's data path (client.[ch], through the
+ * door, door.h) against fakes of the adapters it calls.
  *
  * The queue, conntrack, raw-socket and intent modules are replaced by the
- * fakes below, so the real nfq.o, ctnl.o, rawsock.o and intent.o are never
- * linked: each verdict (with the rewritten packet, if any), conntrack
+ * fakes the data-path tests share (fakes.h), so the real nfq.o, ctnl.o,
+ * rawsock.o and intent.o are never linked: each verdict (with the rewritten packet, if any), conntrack
  * create/get/delete and closed-port answer goes into one event log; the
  * conntrack fake keeps a small table of entries (a scenario may start with
  * one left over), and the intent fake holds at most one announced payload.

@@ -1,12 +1,14 @@
 /*
- * test_server.c - the server role's data path (server.[ch]) against fakes of
- * the adapters it calls.
+ * test_server.c - the server role's data path (server.[ch], pending.[ch],
+ * through the door, door.h) against fakes of the adapters it calls.
  *
  * The queue, sock_diag, raw-socket and conntrack adapters are replaced by
- * the fakes below: they record every verdict, flush, held count, socket
- * abort, closed-port answer and conntrack change in one event log, so the
- * real nfq.o, sockkill.o, rawsock.o and ctnl.o are never linked.  The
- * configuration is built by hand (conf_defaults, then keys and protect entries), and every SYN carries
+ * the fakes the data-path tests share (fakes.h): they record every verdict,
+ * flush, held count, socket abort, closed-port answer and conntrack change
+ * in one event log, so the real nfq.o, sockkill.o, rawsock.o and ctnl.o are
+ * never linked; conntrack answers as each step scripts it.  The
+ * configuration is built by hand (conf_defaults, then keys and protect
+ * entries), and every SYN carries
  * an ISN computed with isn_compute for the entry's key and the destination
  * the client dialled (its own, or a public one a NAT rewrote: enum dial):
  * no root, no network, and the clock is s.mono / s.wall, set here.
