@@ -207,10 +207,11 @@ uninstall:
 # warnings stay errors; _FORTIFY_SOURCE is left out, it clashes with ASan's
 # interceptors), then the unit, config, ISN and namespace tests against that
 # build.  Any report aborts the process that made it; the namespace tests
-# also grep their logs for reports (tests/netns/sanitizer.sh).  LeakSanitizer
-# runs at exit and makes the process dumpable again itself, so it works in a
-# daemon that dropped PR_SET_DUMPABLE and its capabilities; where ptrace is
-# not allowed at all (a seccomp profile), ASAN_RUN_OPTIONS=detect_leaks=0.
+# also grep their logs for reports (tests/netns/lib/sanitizer.sh).
+# LeakSanitizer runs at exit and makes the process dumpable again itself, so
+# it works in a daemon that dropped PR_SET_DUMPABLE and its capabilities;
+# where ptrace is not allowed at all (a seccomp profile),
+# ASAN_RUN_OPTIONS=detect_leaks=0.
 # Prints its run time.
 #
 # ASAN_NETNS_SKIP: namespace tests make check runs but check-asan leaves out,
@@ -222,13 +223,15 @@ uninstall:
 # coexisting firewalls), restarts, the command line and the operator's
 # tools, and long field-by-field comparisons, whose daemon code those run
 # too.  Empty it to run them all.
-ASAN_NETNS_SKIP ?= 0001server_knocks_0 0005client_kernel_0 0007client_restart_0 \
-	0010kc_errors_0 0011ops_reload_0 0012fault_caps_0 0012fault_synloss_0 \
-	0012fault_table_0 0018sec_closed_same_0 0028ops_status_json_0 0029net_public_0 \
-	0030net_gwclient_0 0031life_hide_0 0032net_dnat_0 0033net_gwserver_0 \
-	0034net_coexist_0 0035cli_invite_0 0036metrics_0 0037systemd_notify_0 \
-	0038sec_probe_path_0 0056ops_invite_apply_0 0057ops_journal_0 \
-	0058ops_fail2ban_syslog_0
+ASAN_NETNS_SKIP ?= 0001-server-knocks 0005-client-kernel-path \
+	0007-client-restart 0010-knock-connect-errors 0011-ops-reload \
+	0012-fault-memory-caps 0018-sec-odd-syns-like-closed 0028-ops-status-json \
+	0029-net-public-nat 0030-net-gateway-client 0031-life-never-shows-port \
+	0032-net-dnat-dialled-port 0033-net-gateway-server \
+	0034-net-coexist-firewalls 0035-ops-invite-end-to-end 0036-ops-metrics \
+	0037-ops-sd-notify 0038-sec-probe-path 0040-fault-syn-lost \
+	0041-fault-table-deleted 0056-ops-invite-apply-revoke 0057-ops-journal \
+	0058-ops-fail2ban-syslog
 ASAN_BUILD ?= build-asan
 ASAN_CFLAGS ?= -O1 -g
 ASAN_RUN_OPTIONS ?= detect_leaks=1:abort_on_error=1
@@ -277,10 +280,10 @@ fuzz-long: fuzz
 		sh tests/fuzz/long.sh $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
 # make soak: SOAK_SECONDS of mixed traffic while both daemons are killed and
-# restarted every few seconds (tests/netns/soak.sh; root).  Not in make check.
+# restarted every few seconds (tests/soak.sh; root).  Not in make check.
 SOAK_SECONDS ?= 180
 soak: all test-tools
-	$(Q)SOAK_SECONDS=$(SOAK_SECONDS) BUILD=$(BUILD) sh tests/netns/soak.sh
+	$(Q)SOAK_SECONDS=$(SOAK_SECONDS) BUILD=$(BUILD) sh tests/soak.sh
 
 # make deb: the Debian package (debian/), knockgw_$(VERSION)_ARCH.deb and its
 # -dbgsym, built with dpkg-buildpackage -b from a copy of the tree in

@@ -11,7 +11,7 @@
 #              (queue 30, maxlen 4096, integrity_timeout 10)
 #   client ns: a client-role knockgw (queue 31) knocking :22 with
 #              integrity_len 20; ssh with knock-connect as its ProxyCommand
-#   the flood: tests/netns/integflood.py from INTEG_SOURCES addresses of
+#   the flood: tests/netns/lib/integflood.py from INTEG_SOURCES addresses of
 #              203.0.113.0/24 (each with its own valid knock, replayed from
 #              its own ports, new ones each round), INTEG_FLOWS connections
 #              each (4096 in all at most), INTEG_SEGS
@@ -132,7 +132,7 @@ time.sleep(1800)
 		d0=$(queue_field 30 6)
 		rm -f "$TMP/integ-flood.ready"
 		# shellcheck disable=SC2086 # the sources, one option each
-		in_c python3 "$TOP/tests/netns/integflood.py" --iface vc --dst $S4 --dport 2200 \
+		in_c python3 "$TOP/tests/netns/lib/integflood.py" --iface vc --dst $S4 --dport 2200 \
 			--skip 40 $fargs --flows "$INTEG_FLOWS" --segs "$INTEG_SEGS" --interval 0.5 \
 			--sport-base $((20000 + round % 4 * 10000)) \
 			--timeout 60 --ready "$TMP/integ-flood.ready" >"$TMP/integ-flood.out" &

@@ -110,7 +110,7 @@ PIDS=""
 RES=$TMP/results
 
 # alive, stop_pids, del_namespaces
-. "$TOP/tests/netns/base.sh"
+. "$TOP/tests/netns/lib/base.sh"
 
 cleanup() {
 	set +e

@@ -1,6 +1,7 @@
 /*
- * kc.h - what the parts of knock-connect share: its exit codes, its
- * defaults, and the limit it shares with the daemon.
+ * kc.h - what the parts of knock-connect share: its exit codes and the
+ * limit it shares with the daemon.  Its default config file and control
+ * socket are the daemon's (conf_paths.h).
  *
  * One exit-code space for the relay and for `knock-connect isn` (which
  * uses KC_OK, KC_ERROR and KC_USAGE only); man/knock-connect.1 (EXIT
@@ -12,6 +13,7 @@
 
 #include <stdio.h>
 
+#include "conf_paths.h"
 #include "integ.h"
 
 enum kc_exit {
@@ -29,9 +31,6 @@ enum kc_exit {
  * `isn` computes nothing the daemon would refuse to check.
  */
 enum { KC_INTEG_MAX = INTEG_MAX_LEN };
-
-#define KC_DEFAULT_CONF "/etc/knockgw/knockgw.conf"
-#define KC_DEFAULT_SOCKET "/run/knockgw/control.sock"
 
 /* Both synopses, the options and the exit codes (kcargs.c). */
 void kc_usage(FILE *f);

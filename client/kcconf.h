@@ -8,16 +8,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum { KC_CONF_FILE_MAX = 1 << 20 };
-
 /*
- * control_socket from a knockgw.conf.  Only that one setting is read, with
- * libconfig directly rather than conf_load(): conf_load() also reads and
- * checks every key file, which are root's alone, and a user only needs to
- * know where the socket is.  The file is read like conf.c does (no FIFO
- * hang, bounded size) and wiped afterwards: it may hold secret = "..." lines.
- * Without -c the default config is consulted only if it is readable, and
- * any problem with it leaves the default socket path.
+ * control_socket from a knockgw.conf, read as the daemon's config module
+ * reads it (conf_peek(): the same file rules, @include and syntax; no key
+ * file, since those are root's alone and a user only needs to know where
+ * the socket is).  The text is wiped afterwards: it may hold
+ * secret = "..." lines.  Without -c (explicit false) the default config is
+ * consulted only if it is readable, and any problem with it leaves the
+ * default socket path.
  *
  * Writes out (outlen bytes) only with an absolute path that fits; 0, or
  * -errno after saying why on stderr (only when explicit).

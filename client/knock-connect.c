@@ -179,7 +179,7 @@ static bool dest_set(struct dest *d, const struct addrinfo *ai)
 
 static int cmd_connect(int argc, char **argv)
 {
-	static char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)] = KC_DEFAULT_SOCKET;
+	static char ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)] = CONF_DEFAULT_SOCKET;
 	static uint8_t head[INTEG_MAX_LEN];
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
 				  .ai_protocol = IPPROTO_TCP };
@@ -199,7 +199,7 @@ static int cmd_connect(int argc, char **argv)
 
 	if (args.sock_path) {
 		snprintf(ctl_path, sizeof(ctl_path), "%s", args.sock_path);
-	} else if (kc_socket_from_conf(args.conf_path ? args.conf_path : KC_DEFAULT_CONF,
+	} else if (kc_socket_from_conf(args.conf_path ? args.conf_path : CONF_DEFAULT_PATH,
 				    args.conf_path != NULL, ctl_path, sizeof(ctl_path)) < 0) {
 		return KC_ERROR;
 	}

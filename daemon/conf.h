@@ -22,51 +22,22 @@
  * text secret must also pass the key file rule (no group or other access).
  * The struct's line numbers are lines of the file each setting was in.
  *
- * Schema (defaults in brackets; the table itself is in conf_schema.c):
- *   queue   = { num [0] 0..65535; count [1] 1..16; fail_open [false];
- *               maxlen [4096] 16..1048576; };
- *   rules   = { manage [true]; table ["knockgw"] [A-Za-z0-9_]{1,32};
- *               mark_mask [0x7f000000] one run of >= 3 bits;
- *               ct_mark_bit [0x40000000] one bit;
- *               ct_label [95] 0..95: the first of 33 conntrack label bits;
- *               refuse_port [1] 1..65535, no protected port; };
- *   on_stop ["hide"] hide|open;
- *   log_level ["info"] debug|info|notice|warning|error;
- *   translate ["kernel"] kernel|user;
- *   closed_ports ["daemon"] kernel|daemon;
- *   control_socket ["/run/knockgw/control.sock"] absolute path;
- *   limits  = { flows [65536] 64..4194304; replay [65536] 64..4194304;
- *               hold_bytes [4194304] 4096..1073741824;
- *               hold_flow_bytes [65536] 1024..1048576;
- *               integrity_timeout [10] 1..300 seconds; };
- *   guessing = { threshold [100] 0..1000000 refused knocks (0: off);
- *                window [60] 1..86400 s; penalty [0] 0..86400 s; };
- *   keys    = ( { name; file | secret; }, ... )  name [A-Za-z0-9_.-]{1,32}
- *   protect = ( { port 1..65535; mode knock|native; keys = [names] (1..16);
- *                 integrity_len [0] 0..2048; on_fail ["reset"] reset|drop;
- *                 window [30] 0..86400 (native only); replay [true];
- *                 replay_ttl [knock 3600; native 3*window, or 3600 when
- *                 window is 0] 1..604800, native: >= 3*window;
- *                 addresses [all] = [ "addr" or "addr/len", ... ];
- *                 forward [false] (true needs addresses: routed hosts);
- *                 public [none] = [ "addr", "IPv4:port" or "[IPv6]:port", ... ]
- *                 (at most 16, no duplicates; an address alone: the entry's port);
- *                 timestamps ["optional"] optional|required; }, ... )
- *   knock   = ( { dst "addr" or "addr/len"; port; mode; key "name";
- *                 integrity_len [0]; window [30] (native only);
- *                 from [none] = [ "addr/len", ... ] (1..16, no two overlapping,
- *                 at least one of dst's family; integrity_len 0 only);
- *                 from_interfaces [none: the reverse path] = [ "name", ... ]
- *                 (1..16 interface names, no duplicates; needs from); }, ... )
+ * Schema: the rows of conf_schema.c, one per setting, each with its name,
+ * type, range or words, default, and whether a reload may change it
+ * (conf_defaults() and conf_restart_reason() are derived from them).  The
+ * reference is knockgw.conf(5); conf/knockgw.conf names every setting, and
+ * tests/conf checks both against the rows.
  */
 #ifndef KNOCKGW_CONF_H
 #define KNOCKGW_CONF_H
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf_paths.h"
 #include "keys.h"
 #include "marks.h"
 #include "match.h"
@@ -87,6 +58,7 @@ enum {
 	CONF_ERR_LEN = 512,
 	CONF_MAX_INCLUDES = 32,		/* @include'd files, in all */
 	CONF_MAX_DEPTH = 8,		/* files open inside one another, the main one counted */
+	CONF_NATIVE_REPLAY_WINDOWS = 3,	/* native: the server accepts epochs e-1, e, e+1 */
 };
 
 enum on_fail { ON_FAIL_RESET, ON_FAIL_DROP };
@@ -247,8 +219,18 @@ struct conf_errors {
 	char msg[CONF_MAX_ERRORS][CONF_ERR_LEN];	/* "FILE:LINE: message" */
 };
 
-/* Sets every default; the struct is then a valid empty configuration. */
+/*
+ * Sets every default (each schema row's, conf_schema.c); the struct is then
+ * a valid empty configuration.
+ */
 void conf_defaults(struct conf *c);
+
+/*
+ * The settings whose change between a and b a reload cannot take, as
+ * messages name them ("queue", "control_socket", ...; from the schema
+ * rows), or NULL when a reload can take every change.
+ */
+const char *conf_restart_reason(const struct conf *a, const struct conf *b);
 
 /*
  * Loads path into *c (which conf_load initialises).  Returns 0 when it loaded
@@ -272,19 +254,30 @@ int conf_load_overlay(const char *path, const struct conf_overlay *ov, struct co
 		      struct conf_errors *errs);
 
 /*
+ * conf_load() of text in memory named path (srcmap_read_text()): the unit
+ * tests of the schema drive the loader with it, no file needed.
+ */
+int conf_load_text(const char *path, const char *text, struct conf *c, struct conf_errors *errs);
+
+/*
  * Pure cross-field checks of a loaded struct (every single setting was
  * checked by the loader); never reads past the fixed arrays whatever the
  * counts say.  Returns the number of errors added.
  */
 size_t conf_validate(const struct conf *c, struct conf_errors *errs);
 
-/* Appends "file:line: message". */
+/* Appends "file:line: message" (conf.c, the ground floor every stage writes to). */
 void conf_error(struct conf_errors *errs, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* conf_error() with a va_list. */
+void conf_verror(struct conf_errors *errs, const char *file, int line, const char *fmt,
+		 va_list ap) __attribute__((format(printf, 4, 0)));
+
 /*
- * The settings `knockgw flush` needs, read leniently from a file that may
- * not load (conf_peek.c): rules.table and control_socket only, each held
+ * The settings `knockgw flush` and knock-connect need, read leniently from
+ * a file that may not load (conf_peek.c; it reads no key file, which may be
+ * root's alone): rules.table and control_socket only, each held
  * to its own rule and nothing else checked.  Each comes with where it came
  * from, for the command to say: "FILE:LINE" (set there), "default: not
  * set", or "default: REASON" when the file could not say (unreadable or
@@ -297,13 +290,30 @@ struct conf_peek {
 	char control_socket[108];		/* sizeof(sun_path) */
 	char table_from[CONF_ERR_LEN + 16];	/* "default: " and an error line */
 	char socket_from[CONF_ERR_LEN + 16];
+	/*
+	 * "" when control_socket is what the file says (set there, or not set
+	 * in a file read whole); else the one line that says why it may not
+	 * be, "FILE:LINE: message" (knock-connect -c reports it).
+	 */
+	char socket_why[CONF_ERR_LEN];
 	bool assumed;
 	bool failed;
 };
 void conf_peek(const char *path, struct conf_peek *p);
 
+/* conf_peek() of text in memory named path, for the unit tests. */
+void conf_peek_text(const char *path, const char *text, struct conf_peek *p);
+
 /* Wipes and frees the keyring; safe on a zeroed or already freed struct. */
 void conf_free(struct conf *c);
+
+/*
+ * conf_load() into a struct of its own: reports every error as
+ * "FILE:LINE: message", to the log (to_log) or stderr.  NULL on any
+ * error.  conf_destroy() wipes and frees it (NULL is fine).
+ */
+struct conf *conf_load_file(const char *path, bool to_log);
+void conf_destroy(struct conf *c);
 
 const char *kg_mode_name(enum kg_mode m);
 

@@ -18,7 +18,6 @@
 #include "conf_apply.h"
 #include "ctlask.h"
 #include "ctlclient.h"
-#include "reload.h"
 #include "stats.h"
 
 enum { STATUS_MAX = 1 << 20 };	/* a STATUS reply: lines per port and key, far less */
@@ -351,7 +350,7 @@ int conf_apply_reload(const struct conf_apply *a, FILE *out, FILE *err)
 		rc = 0;
 		goto out;
 	}
-	why = restart_reason(a->cur, a->cand);
+	why = conf_restart_reason(a->cur, a->cand);
 	if (why) {
 		fprintf(err, "%s: the %s settings changed, which a reload cannot take: restart the "
 			     "daemon (systemctl restart knockgw)\n", a->prog, why);

@@ -25,7 +25,7 @@
 #include <stddef.h>
 
 #include "conf.h"
-#include "conf_text.h"
+#include "conf_srcmap.h"
 
 /*
  * Reports libconfig's error msg at line (a line of m's joined text) as one

@@ -12,7 +12,8 @@
 
 #include <sodium.h>
 
-#include "conf_int.h"
+#include "conf_keys.h"
+#include "conf_text.h"
 #include "keys.h"
 #include "verify.h"
 
@@ -52,7 +53,7 @@ static void check_secret_file(struct loader *ld, const config_setting_t *ss, con
 	struct source *src;
 	int f;
 
-	srcmap_line(ld->map, setting_line(ss), &f);
+	srcmap_line(ld->map, conf_setting_line(ss), &f);
 	src = &ld->map->src[f];
 	if (src->secret_checked)
 		return;
@@ -63,26 +64,28 @@ static void check_secret_file(struct loader *ld, const config_setting_t *ss, con
 	case FILE_OK:
 		break;
 	case FILE_NOT_REGULAR:
-		lerr(ld, ss, "key \"%s\": a secret must be in a regular file, and \"%s\" is not",
-		     name, src->path);
+		conf_lerr(ld, ss,
+			  "key \"%s\": a secret must be in a regular file, and \"%s\" is not",
+			  name, src->path);
 		break;
 	case FILE_OWNER:
 		if (euid == 0)
-			lerr(ld, ss,
-			     "key \"%s\": a file holding a secret must be owned by root, "
-			     "and \"%s\" is owned by uid %u",
-			     name, src->path, (unsigned)src->st.st_uid);
+			conf_lerr(ld, ss,
+				  "key \"%s\": a file holding a secret must be owned by root, "
+				  "and \"%s\" is owned by uid %u",
+				  name, src->path, (unsigned)src->st.st_uid);
 		else
-			lerr(ld, ss,
-			     "key \"%s\": a file holding a secret must be owned by root or uid %u, "
-			     "and \"%s\" is owned by uid %u",
-			     name, (unsigned)euid, src->path, (unsigned)src->st.st_uid);
+			conf_lerr(ld, ss,
+				  "key \"%s\": a file holding a secret must be owned by root or "
+				  "uid %u, and \"%s\" is owned by uid %u",
+				  name, (unsigned)euid, src->path, (unsigned)src->st.st_uid);
 		break;
 	case FILE_MODE:
-		lerr(ld, ss,
-		     "key \"%s\": a file holding a secret may be readable by its owner only, "
-		     "and \"%s\" has mode %04o; chmod 600 it, or move the secret to a key file",
-		     name, src->path, (unsigned)(src->st.st_mode & 07777));
+		conf_lerr(ld, ss,
+			  "key \"%s\": a file holding a secret may be readable by its owner only, "
+			  "and \"%s\" has mode %04o; chmod 600 it, or move the secret to a key "
+			  "file",
+			  name, src->path, (unsigned)(src->st.st_mode & 07777));
 		break;
 	}
 }
@@ -103,27 +106,28 @@ static void load_key(struct loader *ld, config_setting_t *s, struct conf_key *k,
 	char why[CONF_ERR_LEN];
 	size_t len = 0;
 
-	k->line = setting_line(s);
+	k->line = conf_setting_line(s);
 	k->broken = true;
 	if (!config_setting_is_group(s)) {
-		lerr(ld, s, "\"keys\" entries must be groups { name = ...; ... }");
+		conf_lerr(ld, s, "\"keys\" entries must be groups { name = ...; ... }");
 		return;
 	}
-	check_unknown(ld, s, names, "keys");
+	conf_check_unknown(ld, s, names, "keys");
 
-	switch (get_string(ld, s, &sc, "name", &name, &ns)) {
+	switch (conf_get_string(ld, s, &sc, "name", &name, &ns)) {
 	case GOT_NONE:
-		lerr(ld, s, "key entry is missing \"name\"");
+		conf_lerr(ld, s, "key entry is missing \"name\"");
 		break;
 	case GOT_OK:
 		/* Kept when it fits even if refused, so entries naming it find it. */
 		if (strlen(name) < sizeof(k->name)) {
 			snprintf(k->name, sizeof(k->name), "%s", name);
-			k->line = setting_line(ns);
+			k->line = conf_setting_line(ns);
 		}
 		if (!conf_name_ok(name, sizeof(k->name) - 1, "_.-"))
-			lerr(ld, ns, "key name \"%s\" must be 1..32 characters of A-Z a-z 0-9 _ . -",
-			     name);
+			conf_lerr(ld, ns,
+				  "key name \"%s\" must be 1..32 characters of A-Z a-z 0-9 _ . -",
+				  name);
 		break;
 	case GOT_BAD:
 		break;
@@ -133,34 +137,35 @@ static void load_key(struct loader *ld, config_setting_t *s, struct conf_key *k,
 	ss = config_setting_get_member(s, "secret");
 	if (!fs == !ss) {
 		if (name)
-			lerr(ld, s, "key \"%s\" needs exactly one of \"file\" or \"secret\"", name);
+			conf_lerr(ld, s, "key \"%s\" needs exactly one of \"file\" or \"secret\"",
+				  name);
 		else
-			lerr(ld, s, "key entry needs exactly one of \"file\" or \"secret\"");
+			conf_lerr(ld, s, "key entry needs exactly one of \"file\" or \"secret\"");
 		return;
 	}
 	if (fs) {
-		if (get_string(ld, s, &sc, "file", &str, &fs) != GOT_OK)
+		if (conf_get_string(ld, s, &sc, "file", &str, &fs) != GOT_OK)
 			return;
 		/* Resolved relative to the config's directory; needed only here. */
 		char file[PATH_MAX];
 
-		if (conf_resolve_path(file, setting_file(ld, fs), str) < 0) {
-			lerr(ld, fs, "key file path \"%s\" is too long", str);
+		if (conf_resolve_path(file, conf_setting_file(ld, fs), str) < 0) {
+			conf_lerr(ld, fs, "key file path \"%s\" is too long", str);
 			return;
 		}
 		k->from_file = true;
 		if (keyfile_read(file, raw, &len, why, sizeof(why)) < 0) {
-			lerr(ld, fs, "%s", why);
+			conf_lerr(ld, fs, "%s", why);
 			return;
 		}
 	} else {
 		check_secret_file(ld, ss, name);
-		if (get_string(ld, s, &sc, "secret", &str, &ss) != GOT_OK)
+		if (conf_get_string(ld, s, &sc, "secret", &str, &ss) != GOT_OK)
 			return;
 		len = strlen(str);
 		if (len < 1 || len > KG_KNOCK_SECRET_MAX) {
-			lerr(ld, ss, "secret of key \"%s\" is %zu bytes; it must be 1..%d",
-			     name ? name : "?", len, KG_KNOCK_SECRET_MAX);
+			conf_lerr(ld, ss, "secret of key \"%s\" is %zu bytes; it must be 1..%d",
+				  name ? name : "?", len, KG_KNOCK_SECRET_MAX);
 			return;
 		}
 		memcpy(raw, str, len);
@@ -181,7 +186,7 @@ void conf_load_keys(struct loader *ld, const config_setting_t *list)
 	if (n > CONF_MAX_KEYS)
 		n = CONF_MAX_KEYS;
 	if (keyring_alloc(&c->keyring, (size_t)n) < 0) {
-		lerr(ld, list, "cannot allocate locked memory for %d keys", n);
+		conf_lerr(ld, list, "cannot allocate locked memory for %d keys", n);
 		return;
 	}
 	for (int i = 0; i < n; i++) {

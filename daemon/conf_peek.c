@@ -1,6 +1,6 @@
 /*
- * conf_peek.c - the two settings `knockgw flush` needs, from a file that
- * may not load (see conf.h, conf_peek()).
+ * conf_peek.c - the two settings `knockgw flush` and knock-connect need,
+ * from a file that may not load (see conf.h, conf_peek()).
  *
  * The file is read as conf_load() reads it (conf_text.c: the ownership and
  * mode rule, @include, the checks libconfig needs), and parsed by
@@ -20,23 +20,25 @@
 
 #include <libconfig.h>
 
-#include "conf_int.h"
+#include "conf_schema.h"
+#include "conf_text.h"
 
 /* "FILE:LINE" of a setting, in its own file. */
 static void where(const struct srcmap *m, const config_setting_t *s, char *out, size_t len)
 {
-	int f, line = srcmap_line(m, setting_line(s), &f);
+	int f, line = srcmap_line(m, conf_setting_line(s), &f);
 
 	snprintf(out, len, "%s:%d", m->src[f].path, line);
 }
 
 /*
  * One string setting: stored when it is a string that passes ok; else the
- * default stays and from says why.  ok returns NULL or what is wrong.
+ * default stays, from says why, and so does bad ("FILE:LINE: message";
+ * NULL: not wanted).  ok returns NULL or what is wrong.
  */
 static void peek_string(const struct srcmap *m, const config_setting_t *s, const char *name,
 			const char *(*ok)(const char *), char *val, size_t vlen, char *from,
-			size_t flen, bool *assumed)
+			size_t flen, bool *assumed, char *bad, size_t blen)
 {
 	char at[CONF_ERR_LEN / 2];
 	const char *str, *why;
@@ -50,6 +52,8 @@ static void peek_string(const struct srcmap *m, const config_setting_t *s, const
 	why = str ? ok(str) : "must be a string";
 	if (why) {
 		snprintf(from, flen, "default: %s: %s %s", at, name, why);
+		if (bad)
+			snprintf(bad, blen, "%s: %s %s", at, name, why);
 		*assumed = true;
 		return;
 	}
@@ -79,15 +83,17 @@ static void peek_settings(const struct srcmap *m, config_t *cfg, const char *bef
 	} else {
 		table = rules ? config_setting_get_member(rules, "table") : NULL;
 		peek_string(m, table, "rules.table", table_why, p->table, sizeof(p->table),
-			    p->table_from, sizeof(p->table_from), &p->assumed);
+			    p->table_from, sizeof(p->table_from), &p->assumed, NULL, 0);
 	}
 	peek_string(m, config_setting_get_member(root, "control_socket"), "control_socket",
 		    conf_socket_why, p->control_socket, sizeof(p->control_socket), p->socket_from,
-		    sizeof(p->socket_from), &p->assumed);
+		    sizeof(p->socket_from), &p->assumed, p->socket_why, sizeof(p->socket_why));
 	if (!before)
 		return;
 	/* Read from the part before the error, or not there at all: either way, said. */
 	p->assumed = true;
+	if (!p->socket_why[0])
+		snprintf(p->socket_why, sizeof(p->socket_why), "%s", before);
 	if (strncmp(p->table_from, "default", 7) == 0)
 		snprintf(p->table_from, sizeof(p->table_from), "default: %s, not set before it",
 			 before);
@@ -189,6 +195,7 @@ static void peek_map(const struct srcmap *m, struct conf_peek *p)
 			return;
 		snprintf(p->table_from, sizeof(p->table_from), "default: %s", before);
 		snprintf(p->socket_from, sizeof(p->socket_from), "default: %s", before);
+		snprintf(p->socket_why, sizeof(p->socket_why), "%s", before);
 		p->assumed = true;
 		return;
 	}
@@ -223,6 +230,8 @@ static void peek(const char *path, const char *text, struct conf_peek *p)
 		snprintf(p->table_from, sizeof(p->table_from), "default: %s",
 			 errs && errs->n ? errs->msg[0] : strerror(-r));
 		snprintf(p->socket_from, sizeof(p->socket_from), "%s", p->table_from);
+		snprintf(p->socket_why, sizeof(p->socket_why), "%s",
+			 errs && errs->n ? errs->msg[0] : strerror(-r));
 		p->assumed = true;
 	}
 	srcmap_free(m);

@@ -1,13 +1,13 @@
 /*
  * conf_prescan.c - the checks on each file's text before it is joined
- * (conf_prescan() in conf_text.h): @include lines, and what libconfig 1.5
+ * (conf_prescan.h): @include lines, and what libconfig 1.5
  * gets wrong without a word.
  */
 #include <ctype.h>
 #include <string.h>
 
 #include "conf_diag.h"
-#include "conf_text.h"
+#include "conf_prescan.h"
 
 static bool is_alnum(char ch)
 {

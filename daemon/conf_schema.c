@@ -1,6 +1,6 @@
 /*
  * conf_schema.c - the schema of knockgw.conf as one table of rows
- * (struct srow, conf_int.h), and what the rows cannot say by themselves.
+ * (struct srow, conf_walk.h), and what the rows cannot say by themselves.
  *
  * Each setting is checked once, here, at its own line: its type, its range
  * or words, and the one rule beyond a range that a few have (a table name's
@@ -17,13 +17,13 @@
 #include <sys/un.h>
 #include <syslog.h>
 
-#include "conf_int.h"
+#include "conf_keys.h"
+#include "conf_schema.h"
 #include "integ.h"
 
 enum {
 	DEFAULT_WINDOW = 30,
 	DEFAULT_REPLAY_TTL = 3600,	/* knock mode: one hour */
-	NATIVE_REPLAY_WINDOWS = 3,	/* the server accepts epochs e-1, e, e+1 */
 };
 
 /* Words are stored as 32-bit values (store_uint in conf_walk.c). */
@@ -41,6 +41,10 @@ _Static_assert(sizeof(((struct conf *)0)->control_socket) ==
 #define INT(T, F, lo, hi) .type = ST_INT, .min = (lo), .max = (hi), AT(T, F)
 #define WORD(T, F, w) .type = ST_WORD, .words = (w), AT(T, F)
 #define BOOL(T, F) .type = ST_BOOL, AT(T, F)
+#define STR(T, F) .type = ST_STRING, AT(T, F)
+/* The value an unwritten setting has (a string's for STR rows). */
+#define DEF(v) .has_def = true, .def = (v)
+#define DEFS(v) .has_def = true, .def_str = (v)
 #define END { .name = NULL }
 
 static const struct word mode_words[] = {
@@ -75,8 +79,8 @@ static bool check_mark_mask(struct loader *ld, const config_setting_t *s, long l
 
 	if (kgw_marks_make((uint32_t)v, KGW_CTMARK_DEFAULT, &mk) == 0)
 		return true;
-	lerr(ld, s, "rules.mark_mask 0x%08x must be one run of at least %d bits", (unsigned)v,
-	     KGW_MARK_BITS_MIN);
+	conf_lerr(ld, s, "rules.mark_mask 0x%08x must be one run of at least %d bits", (unsigned)v,
+		  KGW_MARK_BITS_MIN);
 	return false;
 }
 
@@ -86,7 +90,7 @@ static bool check_ct_mark_bit(struct loader *ld, const config_setting_t *s, long
 
 	if (kgw_marks_make(KGW_MARK_MASK_DEFAULT, (uint32_t)v, &mk) == 0)
 		return true;
-	lerr(ld, s, "rules.ct_mark_bit 0x%08x must be exactly one bit", (unsigned)v);
+	conf_lerr(ld, s, "rules.ct_mark_bit 0x%08x must be exactly one bit", (unsigned)v);
 	return false;
 }
 
@@ -110,7 +114,7 @@ static bool store_table(struct loader *ld, const config_setting_t *s, const char
 	struct conf *c = obj;
 
 	if (!conf_table_ok(str)) {
-		lerr(ld, s, "table \"%s\" must be 1..32 characters of A-Z a-z 0-9 _", str);
+		conf_lerr(ld, s, "table \"%s\" must be 1..32 characters of A-Z a-z 0-9 _", str);
 		return false;
 	}
 	snprintf(c->table, sizeof(c->table), "%s", str);
@@ -123,7 +127,7 @@ static bool store_socket(struct loader *ld, const config_setting_t *s, const cha
 	const char *why = conf_socket_why(str);
 
 	if (why) {
-		lerr(ld, s, "control_socket \"%s\" %s", str, why);
+		conf_lerr(ld, s, "control_socket \"%s\" %s", str, why);
 		return false;
 	}
 	snprintf(c->control_socket, sizeof(c->control_socket), "%s", str);
@@ -140,8 +144,8 @@ static bool store_entry_keys(struct loader *ld, const config_setting_t *arr, con
 
 	(void)str;
 	if (n < 1 || n > CONF_MAX_ENTRY_KEYS) {
-		lerr(ld, arr, "protect entry names %zu keys; it needs 1..%d", n,
-		     CONF_MAX_ENTRY_KEYS);
+		conf_lerr(ld, arr, "protect entry names %zu keys; it needs 1..%d", n,
+			  CONF_MAX_ENTRY_KEYS);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -150,7 +154,7 @@ static bool store_entry_keys(struct loader *ld, const config_setting_t *arr, con
 		int idx = conf_find_key(ld->c, name);
 
 		if (idx < 0) {
-			lerr(ld, e, "protect entry names unknown key \"%s\"", name);
+			conf_lerr(ld, e, "protect entry names unknown key \"%s\"", name);
 			ok = false;
 		}
 		p->keys[i] = idx;
@@ -166,11 +170,11 @@ static bool load_prefix(struct loader *ld, const config_setting_t *s, const char
 	case PREFIX_OK:
 		return true;
 	case PREFIX_BAD_ADDR:
-		lerr(ld, s, "%s \"%s\" is not an IPv4 or IPv6 address", what, text);
+		conf_lerr(ld, s, "%s \"%s\" is not an IPv4 or IPv6 address", what, text);
 		break;
 	case PREFIX_BAD_LEN:
-		lerr(ld, s, "%s \"%s\" has a prefix length out of range 0..%u", what, text,
-		     strchr(text, ':') ? 128u : 32u);
+		conf_lerr(ld, s, "%s \"%s\" has a prefix length out of range 0..%u", what, text,
+			  strchr(text, ':') ? 128u : 32u);
 		break;
 	}
 	return false;
@@ -185,7 +189,8 @@ static bool store_addresses(struct loader *ld, const config_setting_t *arr, cons
 
 	(void)str;
 	if (n > CONF_MAX_ADDRS) {
-		lerr(ld, arr, "protect entry has %zu addresses; at most %d", n, CONF_MAX_ADDRS);
+		conf_lerr(ld, arr, "protect entry has %zu addresses; at most %d", n,
+			  CONF_MAX_ADDRS);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -223,8 +228,8 @@ static bool store_public(struct loader *ld, const config_setting_t *arr, const c
 
 	(void)str;
 	if (n > CONF_MAX_PUBLIC) {
-		lerr(ld, arr, "protect entry has %zu public destinations; at most %d", n,
-		     CONF_MAX_PUBLIC);
+		conf_lerr(ld, arr, "protect entry has %zu public destinations; at most %d", n,
+			  CONF_MAX_PUBLIC);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -232,9 +237,9 @@ static bool store_public(struct loader *ld, const config_setting_t *arr, const c
 		const char *text = config_setting_get_string(e);
 		enum dest_err r = dest_read(text, &p->pub[i].dst);
 
-		p->pub[i].line = setting_line(e);
+		p->pub[i].line = conf_setting_line(e);
 		if (r != DEST_OK) {
-			lerr(ld, e, "public \"%s\" %s", text, why[r]);
+			conf_lerr(ld, e, "public \"%s\" %s", text, why[r]);
 			ok = false;
 		}
 	}
@@ -260,7 +265,8 @@ static bool store_from(struct loader *ld, const config_setting_t *arr, const cha
 
 	(void)str;
 	if (n > CONF_MAX_FROM) {
-		lerr(ld, arr, "knock entry has %zu from prefixes; at most %d", n, CONF_MAX_FROM);
+		conf_lerr(ld, arr, "knock entry has %zu from prefixes; at most %d", n,
+			  CONF_MAX_FROM);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -276,8 +282,9 @@ static bool store_from(struct loader *ld, const config_setting_t *arr, const cha
 				char a[INET6_ADDRSTRLEN + 4];
 
 				prefix_format(&k->from[j], a, sizeof(a));
-				lerr(ld, e, "from \"%s\" overlaps from \"%s\" of the same entry", text,
-				     a);
+				conf_lerr(ld, e,
+					  "from \"%s\" overlaps from \"%s\" of the same entry",
+					  text, a);
 				ok = false;
 				break;
 			}
@@ -301,8 +308,8 @@ static bool store_from_ifaces(struct loader *ld, const config_setting_t *arr, co
 
 	(void)str;
 	if (n > CONF_MAX_FROM_IFACES) {
-		lerr(ld, arr, "knock entry has %zu from_interfaces; at most %d", n,
-		     CONF_MAX_FROM_IFACES);
+		conf_lerr(ld, arr, "knock entry has %zu from_interfaces; at most %d", n,
+			  CONF_MAX_FROM_IFACES);
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -311,14 +318,15 @@ static bool store_from_ifaces(struct loader *ld, const config_setting_t *arr, co
 
 		if (!conf_name_ok(name, CONF_IFNAME_MAX - 1, "_.-") || strcmp(name, ".") == 0 ||
 		    strcmp(name, "..") == 0) {
-			lerr(ld, e, "from_interfaces \"%s\" is no interface name (1..%d characters "
-				    "of A-Z a-z 0-9 _ . -)", name, CONF_IFNAME_MAX - 1);
+			conf_lerr(ld, e,
+				  "from_interfaces \"%s\" is no interface name (1..%d characters "
+				  "of A-Z a-z 0-9 _ . -)", name, CONF_IFNAME_MAX - 1);
 			ok = false;
 			continue;
 		}
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(k->ifaces[j], name) == 0) {
-				lerr(ld, e, "from_interfaces names \"%s\" twice", name);
+				conf_lerr(ld, e, "from_interfaces names \"%s\" twice", name);
 				ok = false;
 				break;
 			}
@@ -337,98 +345,120 @@ static bool store_key_ref(struct loader *ld, const config_setting_t *s, const ch
 	k->key = conf_find_key(ld->c, str);
 	if (k->key >= 0)
 		return true;
-	lerr(ld, s, "knock entry names unknown key \"%s\"", str);
+	conf_lerr(ld, s, "knock entry names unknown key \"%s\"", str);
 	return false;
 }
 
 /* ------------------------------------------------------------------ */
 /* The table: settings in the order they are loaded (and reported) */
 
+/*
+ * Each row carries its default (DEF, DEFS: what an unwritten setting is;
+ * conf_defaults() applies them) and, when a reload cannot take a change of
+ * it, why (.restart; conf_restart_reason() compares by them).
+ */
 static const struct srow queue_rows[] = {
-	{ "num", INT(struct conf, queue_num, 0, 65535), .line = CL_QUEUE_NUM },
-	{ "count", INT(struct conf, queue_count, 1, 16), .line = CL_QUEUE_COUNT },
-	{ "fail_open", BOOL(struct conf, fail_open), .line = CL_FAIL_OPEN },
-	{ "maxlen", INT(struct conf, queue_maxlen, 16, 1048576) },
+	{ "num", INT(struct conf, queue_num, 0, 65535), DEF(0), .restart = RS_QUEUE,
+	  .line = CL_QUEUE_NUM },
+	{ "count", INT(struct conf, queue_count, 1, 16), DEF(1), .restart = RS_QUEUE,
+	  .line = CL_QUEUE_COUNT },
+	{ "fail_open", BOOL(struct conf, fail_open), DEF(false), .restart = RS_QUEUE,
+	  .line = CL_FAIL_OPEN },
+	{ "maxlen", INT(struct conf, queue_maxlen, 16, 1048576), DEF(4096), .restart = RS_QUEUE },
 	END,
 };
 
 static const struct srow rules_rows[] = {
-	{ "manage", BOOL(struct conf, rules_manage) },
-	{ "mark_mask", INT(struct conf, mark_mask, 1, 0xffffffffLL), .check = check_mark_mask },
+	{ "manage", BOOL(struct conf, rules_manage), DEF(true), .restart = RS_MANAGE },
+	{ "mark_mask", INT(struct conf, mark_mask, 1, 0xffffffffLL), .check = check_mark_mask,
+	  DEF(KGW_MARK_MASK_DEFAULT), .restart = RS_MARKS },
 	{ "ct_mark_bit", INT(struct conf, ct_mark_bit, 1, 0xffffffffLL),
-	  .check = check_ct_mark_bit },
-	{ "ct_label", INT(struct conf, ct_label, 0, KGW_CTLABEL_MAX) },
-	{ "table", .type = ST_STRING, .store = store_table },
-	{ "refuse_port", INT(struct conf, refuse_port, 1, 65535), .line = CL_REFUSE_PORT },
+	  .check = check_ct_mark_bit, DEF(KGW_CTMARK_DEFAULT), .restart = RS_MARKS },
+	{ "ct_label", INT(struct conf, ct_label, 0, KGW_CTLABEL_MAX), DEF(KGW_CTLABEL_DEFAULT),
+	  .restart = RS_CT_LABEL },
+	{ "table", STR(struct conf, table), .store = store_table, DEFS("knockgw") },
+	{ "refuse_port", INT(struct conf, refuse_port, 1, 65535), DEF(1), .line = CL_REFUSE_PORT },
 	END,
 };
 
 static const struct srow limits_rows[] = {
-	{ "flows", INT(struct conf, max_flows, 64, 4194304) },
-	{ "replay", INT(struct conf, max_replay, 64, 4194304) },
-	{ "hold_bytes", INT(struct conf, hold_bytes, 4096, 1073741824), .line = CL_HOLD_BYTES },
-	{ "hold_flow_bytes", INT(struct conf, hold_flow_bytes, 1024, 1048576),
+	{ "flows", INT(struct conf, max_flows, 64, 4194304), DEF(65536), .restart = RS_LIMITS },
+	{ "replay", INT(struct conf, max_replay, 64, 4194304), DEF(65536), .restart = RS_LIMITS },
+	{ "hold_bytes", INT(struct conf, hold_bytes, 4096, 1073741824), DEF(4194304),
+	  .line = CL_HOLD_BYTES },
+	{ "hold_flow_bytes", INT(struct conf, hold_flow_bytes, 1024, 1048576), DEF(65536),
 	  .line = CL_HOLD_FLOW_BYTES },
-	{ "integrity_timeout", INT(struct conf, integrity_timeout, 1, 300) },
+	{ "integrity_timeout", INT(struct conf, integrity_timeout, 1, 300), DEF(10) },
 	END,
 };
 
 static const struct srow guessing_rows[] = {
-	{ "threshold", INT(struct conf, guess_threshold, 0, 1000000) },
-	{ "window", INT(struct conf, guess_window, 1, 86400) },
-	{ "penalty", INT(struct conf, guess_penalty, 0, 86400) },
+	{ "threshold", INT(struct conf, guess_threshold, 0, 1000000), DEF(100) },
+	{ "window", INT(struct conf, guess_window, 1, 86400), DEF(60) },
+	{ "penalty", INT(struct conf, guess_penalty, 0, 86400), DEF(0) },
 	END,
 };
 
-static const struct srow protect_rows[] = {
+/* replay_ttl's default depends on mode and window: default_replay_ttl(). */
+const struct srow conf_protect_rows[] = {
 	{ "port", INT(struct conf_protect, port, 1, 65535), .required = true, .line = EL_PORT },
 	{ "mode", WORD(struct conf_protect, mode, mode_words), .required = true },
 	{ "keys", .type = ST_STRINGS, .store = store_entry_keys, .required = true,
 	  .line = EL_KEYS },
-	{ "integrity_len", INT(struct conf_protect, integrity_len, 0, INTEG_MAX_LEN),
+	{ "integrity_len", INT(struct conf_protect, integrity_len, 0, INTEG_MAX_LEN), DEF(0),
 	  .line = EL_INTEGRITY_LEN },
-	{ "on_fail", WORD(struct conf_protect, on_fail, on_fail_words) },
-	{ "window", INT(struct conf_protect, window, 0, 86400), .line = EL_WINDOW },
-	{ "replay", BOOL(struct conf_protect, replay) },
+	{ "on_fail", WORD(struct conf_protect, on_fail, on_fail_words), DEF(ON_FAIL_RESET) },
+	{ "window", INT(struct conf_protect, window, 0, 86400), DEF(DEFAULT_WINDOW),
+	  .line = EL_WINDOW },
+	{ "replay", BOOL(struct conf_protect, replay), DEF(true) },
 	{ "replay_ttl", INT(struct conf_protect, replay_ttl, 1, 604800), .line = EL_REPLAY_TTL },
 	{ "addresses", .type = ST_STRINGS, .store = store_addresses },
-	{ "forward", BOOL(struct conf_protect, forward), .line = EL_FORWARD },
+	{ "forward", BOOL(struct conf_protect, forward), DEF(false), .line = EL_FORWARD },
 	{ "public", .type = ST_STRINGS, .store = store_public },
-	{ "timestamps", WORD(struct conf_protect, timestamps, timestamps_words) },
+	{ "timestamps", WORD(struct conf_protect, timestamps, timestamps_words),
+	  DEF(TIMESTAMPS_OPTIONAL) },
 	END,
 };
 
-static const struct srow knock_rows[] = {
+const struct srow conf_knock_rows[] = {
 	{ "dst", .type = ST_STRING, .store = store_dst, .required = true, .line = EL_DST },
 	{ "port", INT(struct conf_knock, port, 1, 65535), .required = true },
 	{ "mode", WORD(struct conf_knock, mode, mode_words), .required = true },
 	{ "key", .type = ST_STRING, .store = store_key_ref, .required = true, .line = EL_KEY },
-	{ "integrity_len", INT(struct conf_knock, integrity_len, 0, INTEG_MAX_LEN),
+	{ "integrity_len", INT(struct conf_knock, integrity_len, 0, INTEG_MAX_LEN), DEF(0),
 	  .line = EL_INTEGRITY_LEN },
-	{ "window", INT(struct conf_knock, window, 0, 86400), .line = EL_WINDOW },
+	{ "window", INT(struct conf_knock, window, 0, 86400), DEF(DEFAULT_WINDOW),
+	  .line = EL_WINDOW },
 	{ "from", .type = ST_STRINGS, .store = store_from, .line = EL_FROM },
 	{ "from_interfaces", .type = ST_STRINGS, .store = store_from_ifaces,
 	  .line = EL_FROM_IFACES },
 	END,
 };
 
-static void load_protect_list(struct loader *ld, const config_setting_t *list);
-static void load_knock_list(struct loader *ld, const config_setting_t *list);
-
-/* Keys before the entries, which name them. */
-static const struct srow root_rows[] = {
+/*
+ * Keys before the entries, which name them.  A knock list that appears or
+ * goes away needs a restart as translate does: it brings or ends the
+ * client role's machinery.
+ */
+const struct srow conf_root_rows[] = {
 	{ "queue", .type = ST_GROUP, .rows = queue_rows },
 	{ "rules", .type = ST_GROUP, .rows = rules_rows },
-	{ "log_level", WORD(struct conf, log_level, log_words) },
-	{ "translate", WORD(struct conf, translate, translate_words) },
-	{ "closed_ports", WORD(struct conf, closed_ports, closed_words) },
-	{ "on_stop", WORD(struct conf, on_stop, on_stop_words), .line = CL_ON_STOP },
-	{ "control_socket", .type = ST_STRING, .store = store_socket },
+	{ "log_level", WORD(struct conf, log_level, log_words), DEF(LOG_INFO) },
+	{ "translate", WORD(struct conf, translate, translate_words), DEF(TRANSLATE_KERNEL),
+	  .restart = RS_TRANSLATE },
+	{ "closed_ports", WORD(struct conf, closed_ports, closed_words), DEF(CLOSED_DAEMON) },
+	{ "on_stop", WORD(struct conf, on_stop, on_stop_words), DEF(ON_STOP_HIDE),
+	  .line = CL_ON_STOP },
+	{ "control_socket", STR(struct conf, control_socket), .store = store_socket,
+	  DEFS(CONF_DEFAULT_SOCKET), .restart = RS_SOCKET },
 	{ "limits", .type = ST_GROUP, .rows = limits_rows },
 	{ "guessing", .type = ST_GROUP, .rows = guessing_rows },
-	{ "keys", .type = ST_LIST, .max = CONF_MAX_KEYS, .list = conf_load_keys },
-	{ "protect", .type = ST_LIST, .max = CONF_MAX_PROTECT, .list = load_protect_list },
-	{ "knock", .type = ST_LIST, .max = CONF_MAX_KNOCK, .list = load_knock_list },
+	{ "keys", .type = ST_LIST, .max = CONF_MAX_KEYS, AT(struct conf, nkeys),
+	  .list = SL_KEYS },
+	{ "protect", .type = ST_LIST, .max = CONF_MAX_PROTECT, AT(struct conf, nprotect),
+	  .list = SL_PROTECT },
+	{ "knock", .type = ST_LIST, .max = CONF_MAX_KNOCK, AT(struct conf, nknock),
+	  .list = SL_KNOCK, .restart = RS_TRANSLATE },
 	END,
 };
 
@@ -438,7 +468,7 @@ static const struct srow root_rows[] = {
 static uint32_t default_replay_ttl(enum kg_mode mode, uint32_t window)
 {
 	if (mode == KG_MODE_NATIVE && window > 0)
-		return NATIVE_REPLAY_WINDOWS * window;
+		return CONF_NATIVE_REPLAY_WINDOWS * window;
 	return DEFAULT_REPLAY_TTL;
 }
 
@@ -450,16 +480,14 @@ static void load_protect(struct loader *ld, const config_setting_t *s)
 	size_t before = ld->nerr;
 
 	memset(&p, 0, sizeof(p));
-	p.line = setting_line(s);
-	p.on_fail = ON_FAIL_RESET;
-	p.window = DEFAULT_WINDOW;
-	p.replay = true;
+	conf_rows_defaults(conf_protect_rows, &p);
+	p.line = conf_setting_line(s);
 	if (!config_setting_is_group(s)) {
-		lerr(ld, s, "\"protect\" entries must be groups { port = ...; ... }");
+		conf_lerr(ld, s, "\"protect\" entries must be groups { port = ...; ... }");
 		return;
 	}
-	check_unknown_rows(ld, s, protect_rows, "protect");
-	conf_walk(ld, s, protect_rows, &sc, &p, p.lines);
+	conf_check_unknown_rows(ld, s, conf_protect_rows, "protect");
+	conf_walk(ld, s, conf_protect_rows, &sc, &p, p.lines, NULL);
 	if (ld->nerr != before)
 		return;
 	p.has_window = p.lines[EL_WINDOW] != 0;
@@ -476,15 +504,15 @@ static void load_knock(struct loader *ld, const config_setting_t *s)
 	size_t before = ld->nerr;
 
 	memset(&k, 0, sizeof(k));
-	k.line = setting_line(s);
-	k.window = DEFAULT_WINDOW;
-	k.key = -1;
+	conf_rows_defaults(conf_knock_rows, &k);
+	k.line = conf_setting_line(s);
+	k.key = -1;		/* none yet: "key" is required, and stores its index */
 	if (!config_setting_is_group(s)) {
-		lerr(ld, s, "\"knock\" entries must be groups { dst = ...; ... }");
+		conf_lerr(ld, s, "\"knock\" entries must be groups { dst = ...; ... }");
 		return;
 	}
-	check_unknown_rows(ld, s, knock_rows, "knock");
-	conf_walk(ld, s, knock_rows, &sc, &k, k.lines);
+	conf_check_unknown_rows(ld, s, conf_knock_rows, "knock");
+	conf_walk(ld, s, conf_knock_rows, &sc, &k, k.lines, NULL);
 	if (ld->nerr != before)
 		return;
 	k.has_window = k.lines[EL_WINDOW] != 0;
@@ -506,7 +534,44 @@ static void load_knock_list(struct loader *ld, const config_setting_t *list)
 void conf_schema_load(struct loader *ld, const config_setting_t *root)
 {
 	static const struct scope top = { NULL, false };
+	config_setting_t *lists[SL_MAX] = { NULL };
 
-	check_unknown_rows(ld, root, root_rows, NULL);
-	conf_walk(ld, root, root_rows, &top, ld->c, ld->c->lines);
+	conf_check_unknown_rows(ld, root, conf_root_rows, NULL);
+	conf_walk(ld, root, conf_root_rows, &top, ld->c, ld->c->lines, lists);
+	if (lists[SL_KEYS])
+		conf_load_keys(ld, lists[SL_KEYS]);
+	if (lists[SL_PROTECT])
+		load_protect_list(ld, lists[SL_PROTECT]);
+	if (lists[SL_KNOCK])
+		load_knock_list(ld, lists[SL_KNOCK]);
+}
+
+/* ------------------------------------------------------------------ */
+/* What the rows say by themselves */
+
+void conf_defaults(struct conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	conf_rows_defaults(conf_root_rows, c);
+	kgw_marks_make(c->mark_mask, c->ct_mark_bit, &c->marks);
+}
+
+const char *conf_restart_name(enum restart r)
+{
+	static const char *const names[RS_MAX] = {
+		[RS_QUEUE] = "queue",
+		[RS_TRANSLATE] = "translate",
+		[RS_SOCKET] = "control_socket",
+		[RS_LIMITS] = "limits",
+		[RS_MANAGE] = "rules.manage",
+		[RS_MARKS] = "rules.mark_mask/ct_mark_bit",
+		[RS_CT_LABEL] = "rules.ct_label",
+	};
+
+	return r > RS_NONE && r < RS_MAX ? names[r] : NULL;
+}
+
+const char *conf_restart_reason(const struct conf *a, const struct conf *b)
+{
+	return conf_restart_name(conf_rows_restart(conf_root_rows, a, b));
 }

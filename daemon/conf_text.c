@@ -12,25 +12,13 @@
 
 #include <sodium.h>
 
+#include "conf_prescan.h"
 #include "conf_text.h"
 #include "keys.h"
 
 enum {
 	CONF_FILE_MAX = 1 << 20,	/* a config is text written by hand; all its files together */
 };
-
-int srcmap_line(const struct srcmap *m, int line, int *ret_file)
-{
-	size_t i;
-
-	*ret_file = 0;
-	if (!m || m->nseg == 0 || line <= 0)
-		return line;
-	for (i = m->nseg - 1; i > 0 && m->seg[i].first > line; i--)
-		;
-	*ret_file = m->seg[i].file;
-	return m->seg[i].line + (line - m->seg[i].first);
-}
 
 int conf_resolve_path(char out[static PATH_MAX], const char *base, const char *p)
 {
@@ -441,21 +429,4 @@ struct srcmap *srcmap_read_text(const char *path, const char *text, struct conf_
 	m->src[0].st.st_uid = geteuid();
 	*ret = finish(m, errs, join_text(m, errs, 0, 1, NULL, 0, text, strlen(text)));
 	return m;
-}
-
-void srcmap_free(struct srcmap *m)
-{
-	if (!m)
-		return;
-	for (size_t i = 0; i < m->nsrc; i++) {
-		if (m->src[i].text) {
-			sodium_memzero(m->src[i].text, m->src[i].len + 1);
-			free(m->src[i].text);
-		}
-	}
-	if (m->out) {
-		sodium_memzero(m->out, m->cap);
-		free(m->out);
-	}
-	free(m);
 }

@@ -15,13 +15,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "conf_int.h"
+#include "conf_validate.h"
 #include "match.h"
 #include "verify.h"
-
-enum {
-	NATIVE_REPLAY_WINDOWS = 3,	/* the server accepts epochs e-1, e, e+1 */
-};
 
 struct vctx {
 	const struct conf *c;
@@ -201,7 +197,7 @@ static void validate_protect(struct vctx *v, size_t idx, size_t nkeys)
 	const struct conf_protect *p = &c->protect[idx];
 	int line_keys = at(p->lines[EL_KEYS], p->line);
 	int line_ttl = at(p->lines[EL_REPLAY_TTL], p->line);
-	unsigned long long min_ttl = (unsigned long long)NATIVE_REPLAY_WINDOWS * p->window;
+	unsigned long long min_ttl = (unsigned long long)CONF_NATIVE_REPLAY_WINDOWS * p->window;
 	size_t nk = bounded(v, line_keys, p->nkeys, CONF_MAX_ENTRY_KEYS,
 			    "keys in a protect entry");
 

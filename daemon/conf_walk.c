@@ -1,13 +1,16 @@
 /*
- * conf_walk.c - the loader's engine: settings by schema row (conf_int.h),
+ * conf_walk.c - the loader's engine: settings by schema row (conf_walk.h),
  * typed, range-checked and stored, every problem reported at the setting's
- * own line.  The rows themselves are in conf_schema.c.
+ * own line; and what else the rows say by themselves: their defaults, and
+ * which changes a reload cannot take.  The rows themselves are in
+ * conf_schema.c.  The walk loads no list of entries: it hands each back to
+ * its caller, which loads it.
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "conf_int.h"
+#include "conf_walk.h"
 
 enum {
 	MAX_ROWS = 16,			/* rows of one group, for the list of known names */
@@ -16,24 +19,24 @@ enum {
 /* ------------------------------------------------------------------ */
 /* Settings and their messages */
 
-int setting_line(const config_setting_t *s)
+int conf_setting_line(const config_setting_t *s)
 {
 	return (int)config_setting_source_line(s);
 }
 
-const char *setting_file(const struct loader *ld, const config_setting_t *s)
+const char *conf_setting_file(const struct loader *ld, const config_setting_t *s)
 {
 	int f;
 
-	srcmap_line(ld->map, setting_line(s), &f);
+	srcmap_line(ld->map, conf_setting_line(s), &f);
 	return ld->map->src[f].path;
 }
 
-void lerr(struct loader *ld, const config_setting_t *s, const char *fmt, ...)
+void conf_lerr(struct loader *ld, const config_setting_t *s, const char *fmt, ...)
 {
 	va_list ap;
 	int f;
-	int line = srcmap_line(ld->map, setting_line(s), &f);
+	int line = srcmap_line(ld->map, conf_setting_line(s), &f);
 
 	va_start(ap, fmt);
 	conf_verror(ld->errs, ld->map->src[f].path, line, fmt, ap);
@@ -45,13 +48,13 @@ static void type_error(struct loader *ld, const config_setting_t *s, const struc
 		       const char *name, const char *want)
 {
 	if (sc->name)
-		lerr(ld, s, "\"%s.%s\" must be %s", sc->name, name, want);
+		conf_lerr(ld, s, "\"%s.%s\" must be %s", sc->name, name, want);
 	else
-		lerr(ld, s, "\"%s\" must be %s", name, want);
+		conf_lerr(ld, s, "\"%s\" must be %s", name, want);
 }
 
-void check_unknown(struct loader *ld, const config_setting_t *group, const char *const *names,
-		   const char *where)
+void conf_check_unknown(struct loader *ld, const config_setting_t *group, const char *const *names,
+			const char *where)
 {
 	int n = config_setting_length(group);
 
@@ -67,13 +70,13 @@ void check_unknown(struct loader *ld, const config_setting_t *group, const char 
 		if (known)
 			continue;
 		if (where)
-			lerr(ld, s, "unknown setting \"%s\" in %s", name, where);
+			conf_lerr(ld, s, "unknown setting \"%s\" in %s", name, where);
 		else
-			lerr(ld, s, "unknown setting \"%s\"", name);
+			conf_lerr(ld, s, "unknown setting \"%s\"", name);
 	}
 }
 
-void check_unknown_rows(struct loader *ld, const config_setting_t *group,
+void conf_check_unknown_rows(struct loader *ld, const config_setting_t *group,
 			       const struct srow *rows, const char *where)
 {
 	const char *names[MAX_ROWS + 1];
@@ -82,11 +85,11 @@ void check_unknown_rows(struct loader *ld, const config_setting_t *group,
 	for (const struct srow *r = rows; r->name && n < MAX_ROWS; r++)
 		names[n++] = r->name;
 	names[n] = NULL;
-	check_unknown(ld, group, names, where);
+	conf_check_unknown(ld, group, names, where);
 }
 
-enum got get_string(struct loader *ld, const config_setting_t *g, const struct scope *sc,
-		    const char *name, const char **ret, config_setting_t **ret_s)
+enum got conf_get_string(struct loader *ld, const config_setting_t *g, const struct scope *sc,
+			 const char *name, const char **ret, config_setting_t **ret_s)
 {
 	config_setting_t *s = config_setting_get_member(g, name);
 
@@ -154,10 +157,11 @@ static bool load_int(struct loader *ld, const config_setting_t *s, const struct 
 	v = config_setting_get_int64(s);
 	if (v < r->min || v > r->max) {
 		if (sc->name && !sc->entry)
-			lerr(ld, s, "%s.%s %lld out of range %lld..%lld", sc->name, r->name, v,
-			     r->min, r->max);
+			conf_lerr(ld, s, "%s.%s %lld out of range %lld..%lld", sc->name, r->name, v,
+				  r->min, r->max);
 		else
-			lerr(ld, s, "%s %lld out of range %lld..%lld", r->name, v, r->min, r->max);
+			conf_lerr(ld, s, "%s %lld out of range %lld..%lld", r->name, v, r->min,
+				  r->max);
 		return false;
 	}
 	if (r->check && !r->check(ld, s, v))
@@ -187,7 +191,7 @@ static bool load_word(struct loader *ld, const config_setting_t *s, const char *
 			break;
 		off += (size_t)n;
 	}
-	lerr(ld, s, "unknown %s \"%s\" (use %s)", r->name, str, choices);
+	conf_lerr(ld, s, "unknown %s \"%s\" (use %s)", r->name, str, choices);
 	return false;
 }
 
@@ -214,7 +218,7 @@ static bool is_list(const config_setting_t *s)
 
 /* One row's setting in g: GOT_OK once its value is stored. */
 static enum got load_row(struct loader *ld, const config_setting_t *g, const struct scope *sc,
-			 const struct srow *r, void *obj, int *lines)
+			 const struct srow *r, void *obj, int *lines, config_setting_t **ret_lists)
 {
 	static const struct scope top = { NULL, false };
 	config_setting_t *s = config_setting_get_member(g, r->name);
@@ -259,8 +263,8 @@ static enum got load_row(struct loader *ld, const config_setting_t *g, const str
 			type_error(ld, s, &top, r->name, "a group { ... }");
 			break;
 		}
-		check_unknown_rows(ld, s, r->rows, r->name);
-		conf_walk(ld, s, r->rows, &sub, obj, lines);
+		conf_check_unknown_rows(ld, s, r->rows, r->name);
+		conf_walk(ld, s, r->rows, &sub, obj, lines, NULL);
 		ok = true;
 		break;
 	}
@@ -270,24 +274,93 @@ static enum got load_row(struct loader *ld, const config_setting_t *g, const str
 			break;
 		}
 		if (config_setting_length(s) > r->max)
-			lerr(ld, s, "\"%s\" has %d entries; at most %lld are read", r->name,
-			     config_setting_length(s), r->max);
-		r->list(ld, s);
+			conf_lerr(ld, s, "\"%s\" has %d entries; at most %lld are read", r->name,
+				  config_setting_length(s), r->max);
+		if (ret_lists)
+			ret_lists[r->list] = s;
 		ok = true;
 		break;
 	}
 	if (!ok)
 		return GOT_BAD;
 	if (r->line)
-		lines[r->line] = setting_line(s);
+		lines[r->line] = conf_setting_line(s);
 	return GOT_OK;
 }
 
 void conf_walk(struct loader *ld, const config_setting_t *g, const struct srow *rows,
-		 const struct scope *sc, void *obj, int *lines)
+	       const struct scope *sc, void *obj, int *lines, config_setting_t **ret_lists)
 {
 	for (const struct srow *r = rows; r->name; r++) {
-		if (load_row(ld, g, sc, r, obj, lines) == GOT_NONE && r->required)
-			lerr(ld, g, "%s entry is missing \"%s\"", sc->name, r->name);
+		if (load_row(ld, g, sc, r, obj, lines, ret_lists) == GOT_NONE && r->required)
+			conf_lerr(ld, g, "%s entry is missing \"%s\"", sc->name, r->name);
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* What the rows say by themselves */
+
+void conf_rows_defaults(const struct srow *rows, void *obj)
+{
+	for (const struct srow *r = rows; r->name; r++) {
+		uint8_t *p = (uint8_t *)obj + r->off;
+
+		if (r->type == ST_GROUP) {
+			conf_rows_defaults(r->rows, obj);
+			continue;
+		}
+		if (!r->has_def)
+			continue;
+		switch (r->type) {
+		case ST_INT:
+		case ST_WORD:
+			store_uint(obj, r, (unsigned long long)r->def);
+			break;
+		case ST_BOOL:
+			*(bool *)p = r->def != 0;
+			break;
+		case ST_STRING:
+			snprintf((char *)p, r->size, "%s", r->def_str);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Whether a row's value differs between a and b. */
+static bool row_differs(const struct srow *r, const void *a, const void *b)
+{
+	const uint8_t *pa = (const uint8_t *)a + r->off, *pb = (const uint8_t *)b + r->off;
+	size_t na, nb;
+
+	switch (r->type) {
+	case ST_STRING:
+		return strncmp((const char *)pa, (const char *)pb, r->size) != 0;
+	case ST_LIST:
+		memcpy(&na, pa, sizeof(na));
+		memcpy(&nb, pb, sizeof(nb));
+		return (na > 0) != (nb > 0);
+	case ST_BOOL:
+		return *(const bool *)pa != *(const bool *)pb;
+	default:
+		return memcmp(pa, pb, r->size) != 0;
+	}
+}
+
+enum restart conf_rows_restart(const struct srow *rows, const void *a, const void *b)
+{
+	enum restart first = RS_NONE;
+
+	for (const struct srow *r = rows; r->name; r++) {
+		enum restart why = RS_NONE;
+
+		if (r->type == ST_GROUP)
+			why = conf_rows_restart(r->rows, a, b);
+		else if (r->restart != RS_NONE && row_differs(r, a, b))
+			why = r->restart;
+		if (why != RS_NONE && (first == RS_NONE || why < first))
+			first = why;
+	}
+	return first;
 }

@@ -62,45 +62,6 @@ void daemon_arm_timer(int fd, uint64_t ms, uint64_t interval_ms)
 		log_warn("cannot arm a timer");
 }
 
-struct conf *daemon_load_conf(const char *path, bool to_log)
-{
-	struct conf *c = calloc(1, sizeof(*c));
-	struct conf_errors *errs = calloc(1, sizeof(*errs));
-
-	if (!c || !errs) {
-		fprintf(stderr, "knockgw: out of memory\n");
-		free(c);
-		free(errs);
-		return NULL;
-	}
-	if (conf_load(path, c, errs) < 0) {
-		for (size_t i = 0; i < errs->n; i++) {
-			if (to_log)
-				log_warnx("%s", errs->msg[i]);
-			else
-				fprintf(stderr, "%s\n", errs->msg[i]);
-		}
-		if (errs->overflow) {
-			if (to_log)
-				log_warnx("%s: too many errors, stopped", path);
-			else
-				fprintf(stderr, "%s: too many errors, stopped\n", path);
-		}
-		free(c);
-		c = NULL;
-	}
-	free(errs);
-	return c;
-}
-
-void daemon_free_conf(struct conf *c)
-{
-	if (c) {
-		conf_free(c);	/* wipes the keyring */
-		free(c);
-	}
-}
-
 /* ------------------------------------------------------------ counters */
 
 static void snapshot(struct knockgw *kg, struct stats *s)

@@ -1,12 +1,14 @@
 /*
  * daemon.h - the running daemon: its context, and its life from start to stop.
  *
- * daemon_run(): probe which queue expression the kernel has, install the
- * nft table (before the queues: until they are bound its rules' bypass
- * refuses every SYN through the kernel), make the replay and intent tables,
- * bind the queues and open every socket the data path needs (workers.h),
- * open the control socket, drop all capabilities but CAP_NET_ADMIN, fork
- * the queue guard (qguard.h), start the queue threads, then tell systemd
+ * daemon_run(): set up the event loop, probe which queue expression the
+ * kernel has, make sure nothing listens on rules.refuse_port (tablelife.h),
+ * install the nft table unless rules.manage is false (before the queues:
+ * until they are bound its rules' bypass refuses every SYN through the
+ * kernel), make the replay and intent tables, bind the queues and open
+ * every socket the data path needs (workers.h), open the control socket,
+ * drop all capabilities but CAP_NET_ADMIN, fork the queue guard (qguard.h),
+ * start the queue threads, save the hiding state, then tell systemd
  * READY=1.  The main thread then sleeps in one epoll set and acts on what
  * wakes it, as OpenBSD daemons dispatch their events:
  *   - a signalfd: SIGTERM/SIGINT stop, SIGHUP reloads (reload.h), SIGUSR1
@@ -82,13 +84,6 @@ struct knockgw {
 	int epoll_fd, signal_fd, notify_fd;
 	int status_timer, table_timer, watchdog_timer, reload_timer, ctl_timer;
 };
-
-/*
- * Loads and validates path; reports every error as FILE:LINE: message, to
- * the log (to_log) or stderr.  NULL on any error.
- */
-struct conf *daemon_load_conf(const char *path, bool to_log);
-void daemon_free_conf(struct conf *c);
 
 /* sd_notify: state (e.g. "READY=1", or NULL) and STATUS= with the counters' summary. */
 void daemon_notify(struct knockgw *kg, const char *state);

@@ -228,7 +228,7 @@ static int verdict_code(const struct check *ck)
 static int run(const char *conf_path)
 {
 	struct fw_ruleset rs = { 0 };
-	struct conf *c = daemon_load_conf(conf_path, false);
+	struct conf *c = conf_load_file(conf_path, false);
 	char err[TEXT_LEN];
 	struct check ck;
 	int r;
@@ -237,14 +237,14 @@ static int run(const char *conf_path)
 		return FWCHECK_ERROR;
 	if (c->nprotect == 0) {
 		printf("no protect entry: nothing is refused, nothing to check\n");
-		daemon_free_conf(c);
+		conf_destroy(c);
 		return FWCHECK_ALIKE;
 	}
 	r = check_conf(c, &ck, &rs, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "knockgw check-firewall: %s\n", err);
 		fw_ruleset_free(&rs);
-		daemon_free_conf(c);
+		conf_destroy(c);
 		return FWCHECK_ERROR;
 	}
 	printf("unused ports compared with: ");
@@ -262,7 +262,7 @@ static int run(const char *conf_path)
 		       "(nor accept DNAT'ed traffic to it) in your firewall (knockgw(8), "
 		       "FIREWALL)\n");
 	fw_ruleset_free(&rs);
-	daemon_free_conf(c);
+	conf_destroy(c);
 	return r;
 }
 

@@ -1,6 +1,6 @@
 /*
  * fwload.c - what the firewall judge loads into registers for a packet
- * (see fwexec.h): the fields a port, the protocol and the redirect decide
+ * (see fwload.h): the fields a port, the protocol and the redirect decide
  * are known; what the prober's packets share is a shared unknown; the
  * mark under knockgw's bits an own one.
  */
@@ -11,7 +11,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/rtnetlink.h>
 
-#include "fwexec.h"
+#include "fwload.h"
 
 void fw_load_payload(struct run *r, const struct fw_expr *e)
 {

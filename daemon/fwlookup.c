@@ -1,5 +1,5 @@
 /*
- * fwlookup.c - set and map lookups for the firewall judge (see fwexec.h):
+ * fwlookup.c - set and map lookups for the firewall judge (see fwlookup.h):
  * exact elements, interval sets (boundaries, or start and end), and
  * concatenations of ranges field by field.  A key with shared unknown
  * bytes takes one value per distinct outcome among the elements its known
@@ -11,7 +11,7 @@
 
 #include <linux/netfilter/nf_tables.h>
 
-#include "fwexec.h"
+#include "fwlookup.h"
 
 static bool key_in_elem(const struct fw_ruleset *rs, const struct fw_set *s,
 			const struct fw_elem *el, const uint8_t *k, size_t n)

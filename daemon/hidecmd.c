@@ -55,7 +55,7 @@ static int hide(const char *path)
 		       "hide\n", path);
 		return 0;
 	}
-	c = daemon_load_conf(path, false);
+	c = conf_load_file(path, false);
 	if (!c) {
 		fprintf(stderr, "knockgw hide: the saved state %s does not load; nothing "
 				"installed\n", path);
@@ -64,33 +64,33 @@ static int hide(const char *path)
 	r = nftrules_present(c->table);
 	if (r > 0) {
 		printf("knockgw hide: table inet %s is in place: left as it is\n", c->table);
-		daemon_free_conf(c);
+		conf_destroy(c);
 		return 0;
 	}
 	if (r < 0) {
 		fprintf(stderr, "knockgw hide: cannot tell whether table inet %s exists: %s\n",
 			c->table, strerror(-r));
-		daemon_free_conf(c);
+		conf_destroy(c);
 		return 1;
 	}
 	r = nftrules_probe(&kind);
 	if (r < 0) {
 		fprintf(stderr, "knockgw hide: this kernel takes no queue rule: %s\n",
 			strerror(-r));
-		daemon_free_conf(c);
+		conf_destroy(c);
 		return 1;
 	}
 	/* Said, not held against it: hiding with it beats not hiding at all. */
 	tablelife_refuse_port_ok(c);
 	if (nftrules_install_hiding(c, kind, err, sizeof(err)) < 0) {
 		fprintf(stderr, "knockgw hide: cannot install table inet %s: %s\n", c->table, err);
-		daemon_free_conf(c);
+		conf_destroy(c);
 		return 1;
 	}
 	ports(c, list, sizeof(list));
 	printf("knockgw hide: table inet %s installed from %s: protected port(s) %s answer "
 	       "like closed ports until knockgw starts\n", c->table, path, list);
-	daemon_free_conf(c);
+	conf_destroy(c);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "conf.h"
 #include "integ.h"
 #include "invite.h"
 
@@ -30,7 +31,7 @@ void invite_usage(FILE *f)
 		"                     1..%d (default 0: none); ssh then needs knock-connect\n"
 		"  --keys-dir DIR     where the key goes (default " INVITE_KEYS_DIR ")\n"
 		"  --show-key         print the key itself too (otherwise it never is)\n"
-		"  -c FILE            the server's configuration (default " INVITE_CONF ")\n"
+		"  -c FILE            the server's configuration (default " CONF_DEFAULT_PATH ")\n"
 		"  --apply            add the key to FILE's keys and to its protect entry for the\n"
 		"                     port (or a new one), check the result as the daemon loads\n"
 		"                     it, write it (the old file stays as FILE.bak) and reload\n"

@@ -32,7 +32,6 @@
 #include <stdio.h>
 
 #define INVITE_KEYS_DIR "/etc/knockgw/keys"
-#define INVITE_CONF "/etc/knockgw/knockgw.conf"
 #define INVITE_SYNOPSIS                                                           \
 	"invite NAME --dst HOST [--port N] [--mode native|knock] [--integrity-len N] " \
 	"[--keys-dir DIR] [--show-key] [-c FILE] [--apply]"

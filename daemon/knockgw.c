@@ -52,8 +52,6 @@
 #include "nftrules.h"
 #include "stats.h"
 
-#define DEFAULT_CONF "/etc/knockgw/knockgw.conf"
-
 enum { CMD_DAEMON, CMD_GENKEY, CMD_PRINT_RULES, CMD_STATUS, CMD_FLUSH, CMD_HIDE, CMD_INVITE, CMD_REVOKE,
        CMD_METRICS, CMD_CHECK_FIREWALL, CMD_COUNT };
 
@@ -153,20 +151,20 @@ static int cmd_genkey(int argc, char **argv)
 static int cmd_print_rules(int argc, char **argv)
 {
 	enum nft_queue_kind kind = NFT_QUEUE_COMPAT;
-	const char *path = DEFAULT_CONF;
+	const char *path = CONF_DEFAULT_PATH;
 	struct conf *c;
 	int r = conf_options(&commands[CMD_PRINT_RULES], argc, argv, &path, NULL);
 
 	if (r >= 0)
 		return r;
-	c = daemon_load_conf(path, false);
+	c = conf_load_file(path, false);
 	if (!c)
 		return 1;
 	/* Without privileges the probe fails: show the portable form. */
 	if (nftrules_probe(&kind) < 0)
 		kind = NFT_QUEUE_COMPAT;
 	nftrules_print(c, kind, stdout);
-	daemon_free_conf(c);
+	conf_destroy(c);
 	return 0;
 }
 
@@ -193,7 +191,7 @@ static int print_line(const char *line, size_t len, void *arg)
 /* `knockgw status [--json]`: asks the running daemon over its control socket. */
 static int cmd_status(int argc, char **argv)
 {
-	const char *path = DEFAULT_CONF;
+	const char *path = CONF_DEFAULT_PATH;
 	bool json = false;
 	struct conf *c;
 	char sock[sizeof(c->control_socket)];
@@ -202,11 +200,11 @@ static int cmd_status(int argc, char **argv)
 
 	if (r >= 0)
 		return r;
-	c = daemon_load_conf(path, false);
+	c = conf_load_file(path, false);
 	if (!c)
 		return 1;
 	snprintf(sock, sizeof(sock), "%s", c->control_socket);
-	daemon_free_conf(c);
+	conf_destroy(c);
 	if (!json)
 		return status_request(sock, print_line, stdout);
 	s = calloc(1, sizeof(*s));
@@ -226,13 +224,13 @@ static int cmd_status(int argc, char **argv)
 /* `knockgw flush`: its own module (flushcmd.h). */
 static int cmd_flush(int argc, char **argv)
 {
-	return flush_main(argc, argv, DEFAULT_CONF);
+	return flush_main(argc, argv, CONF_DEFAULT_PATH);
 }
 
 /* `knockgw check-firewall`: its own module (fwcheck.h). */
 static int cmd_check_firewall(int argc, char **argv)
 {
-	return fwcheck_main(argc, argv, DEFAULT_CONF);
+	return fwcheck_main(argc, argv, CONF_DEFAULT_PATH);
 }
 
 /* ------------------------------------------------------------- invite, revoke */
@@ -240,18 +238,18 @@ static int cmd_check_firewall(int argc, char **argv)
 /* `knockgw invite` and `knockgw revoke`: their own modules (invitecmd.h). */
 static int cmd_invite(int argc, char **argv)
 {
-	return invite_main(argc, argv, DEFAULT_CONF);
+	return invite_main(argc, argv, CONF_DEFAULT_PATH);
 }
 
 static int cmd_revoke(int argc, char **argv)
 {
-	return revoke_main(argc, argv, DEFAULT_CONF);
+	return revoke_main(argc, argv, CONF_DEFAULT_PATH);
 }
 
 /* `knockgw metrics`: its own module (metricscmd.h). */
 static int cmd_metrics(int argc, char **argv)
 {
-	return metrics_main(argc, argv, DEFAULT_CONF);
+	return metrics_main(argc, argv, CONF_DEFAULT_PATH);
 }
 
 /* ------------------------------------------------------------- the daemon */
@@ -265,7 +263,7 @@ static int cmd_daemon(int argc, char **argv)
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *conf_path = DEFAULT_CONF;
+	const char *conf_path = CONF_DEFAULT_PATH;
 	bool foreground = false, check_only = false;
 	int verbose = 0;
 	int ch;
@@ -302,7 +300,7 @@ static int cmd_daemon(int argc, char **argv)
 		return usage_error("knockgw");
 	}
 
-	struct conf *conf = daemon_load_conf(conf_path, false);
+	struct conf *conf = conf_load_file(conf_path, false);
 	if (!conf)
 		return 1;
 	if (check_only) {
@@ -318,14 +316,14 @@ static int cmd_daemon(int argc, char **argv)
 			/* Whether refusals will look like unused ports here (fwcheck.h). */
 			fwcheck_summary(conf, stdout);
 		}
-		daemon_free_conf(conf);
+		conf_destroy(conf);
 		return 0;
 	}
 
 	log_init(foreground, verbose ? LOG_DEBUG : conf->log_level, "knockgw");
 	struct knockgw *kg = calloc(1, sizeof(*kg));
 	if (!kg) {
-		daemon_free_conf(conf);
+		conf_destroy(conf);
 		return 1;
 	}
 	kg->conf = conf;
@@ -335,7 +333,7 @@ static int cmd_daemon(int argc, char **argv)
 	kg->state_dir = hidestate_dir(state_dir, sizeof(state_dir), NULL);
 	kg->verbose = verbose > 0;
 	int ret = daemon_run(kg);
-	daemon_free_conf(kg->conf);
+	conf_destroy(kg->conf);
 	free(kg);
 	return ret;
 }
@@ -392,7 +390,7 @@ static void usage(FILE *f)
 		}
 		fputc('\n', f);
 	}
-	fprintf(f, "\nFILE is " DEFAULT_CONF " unless -c says otherwise.  Every command takes\n"
+	fprintf(f, "\nFILE is " CONF_DEFAULT_PATH " unless -c says otherwise.  Every command takes\n"
 		   "-h or --help.  Exit status: 0 ok, 1 error, 2 usage.\n");
 }
 

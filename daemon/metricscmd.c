@@ -122,7 +122,7 @@ out:
 
 static int run(const char *conf_path, const char *output)
 {
-	struct conf *c = daemon_load_conf(conf_path, false);
+	struct conf *c = conf_load_file(conf_path, false);
 	char sock[sizeof(c->control_socket)];
 	struct stats *s;
 	int r;
@@ -130,7 +130,7 @@ static int run(const char *conf_path, const char *output)
 	if (!c)
 		return 1;
 	snprintf(sock, sizeof(sock), "%s", c->control_socket);
-	daemon_free_conf(c);
+	conf_destroy(c);
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		fprintf(stderr, "knockgw: out of memory\n");

@@ -5,8 +5,9 @@
  * configuration), nftprint (print-rules' text form of it, and the names of
  * its rules in error reports), nftexpr (a planned rule as libnftnl
  * expressions), nftbatch (one transaction: the batch sent, every answer
- * awaited), and this one, which puts them together: install, the keeper,
- * remove, the presence check and the queue probe.
+ * awaited), and this one, which puts them together: install and update
+ * (a reload), the keeper and the hiding tables, remove, the presence
+ * check and the queue probe (print-rules' entry point is nftprint's).
  */
 #include <errno.h>
 #include <linux/netfilter.h>

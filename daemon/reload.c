@@ -28,27 +28,6 @@ struct retired_conf {
 	bool announced;
 };
 
-const char *restart_reason(const struct conf *a, const struct conf *b)
-{
-	if (a->queue_num != b->queue_num || a->queue_count != b->queue_count ||
-	    a->queue_maxlen != b->queue_maxlen || a->fail_open != b->fail_open)
-		return "queue";
-	if (a->translate != b->translate || (a->nknock > 0) != (b->nknock > 0))
-		return "translate";
-	if (strcmp(a->control_socket, b->control_socket) != 0)
-		return "control_socket";
-	if (a->max_flows != b->max_flows || a->max_replay != b->max_replay)
-		return "limits";
-	if (a->rules_manage != b->rules_manage)
-		return "rules.manage";
-	/* Flows in flight carry the old bits in their marks and conntrack entries. */
-	if (a->mark_mask != b->mark_mask || a->ct_mark_bit != b->ct_mark_bit)
-		return "rules.mark_mask/ct_mark_bit";
-	if (a->ct_label != b->ct_label)
-		return "rules.ct_label";
-	return NULL;
-}
-
 /* The reload timer: the earliest deadline still open, or off. */
 static void rearm(struct knockgw *kg)
 {
@@ -75,7 +54,7 @@ static void collect_retired(struct knockgw *kg, bool all)
 			continue;
 		}
 		*pp = r->next;
-		daemon_free_conf(r->conf);
+		conf_destroy(r->conf);
 		if (r->announced && !all)
 			log_info("reload: every queue thread has left the refused configuration; "
 				 "freed");
@@ -135,7 +114,7 @@ void reload_start(struct knockgw *kg)
 		 (unsigned long long)daemon_now_ms(CLOCK_MONOTONIC) * 1000);
 	sd_notify(0, msg);
 	log_info("reloading %s", kg->conf_path);
-	c = daemon_load_conf(kg->conf_path, true);
+	c = conf_load_file(kg->conf_path, true);
 	if (!c) {
 		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
 			  "reload refused: %s has errors; still running the previous configuration",
@@ -143,19 +122,19 @@ void reload_start(struct knockgw *kg)
 		refused(kg);
 		return;
 	}
-	what = restart_reason(kg->conf, c);
+	what = conf_restart_reason(kg->conf, c);
 	if (what) {
 		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
 			  "reload refused: the %s settings changed, which needs a restart; still "
 			  "running the previous configuration", what);
-		daemon_free_conf(c);
+		conf_destroy(c);
 		refused(kg);
 		return;
 	}
 	if (tablelife_refuse_port_ok(c) < 0) {
 		log_event(LOG_WARNING, &(struct log_event){ .kind = LOG_EV_RELOAD_REFUSED },
 			  "reload refused: still running the previous configuration");
-		daemon_free_conf(c);
+		conf_destroy(c);
 		refused(kg);
 		return;
 	}
@@ -187,7 +166,7 @@ static void finish(struct knockgw *kg)
 	kg->conf = c;
 	if (!kg->verbose)
 		log_setlevel(c->log_level);
-	daemon_free_conf(old);	/* every thread has taken c (workers_reached): wiped now */
+	conf_destroy(old);	/* every thread has taken c (workers_reached): wiped now */
 	kg->reloads++;
 	tablelife_save(c, kg->state_dir);
 	log_event(LOG_INFO, &(struct log_event){ .kind = LOG_EV_RELOADED },
@@ -234,7 +213,7 @@ void reload_timeout(struct knockgw *kg)
 void reload_cleanup(struct knockgw *kg)
 {
 	if (kg->reload.pending) {
-		daemon_free_conf(kg->reload.next);
+		conf_destroy(kg->reload.next);
 		kg->reload.next = NULL;
 		kg->reload.pending = false;
 	}

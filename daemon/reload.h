@@ -3,7 +3,7 @@
  * waiting in the main loop.
  *
  * reload_start() reads and validates the file and its key files, refuses
- * what needs a restart (restart_reason()), then publishes the new
+ * what needs a restart (conf_restart_reason()), then publishes the new
  * configuration to the queue threads and returns.  Each thread takes it
  * between batches and wakes the main loop (its eventfd), which calls
  * reload_progress(): once all have it, the table is replaced in one
@@ -26,13 +26,6 @@
 enum {
 	RELOAD_SWITCH_MS = 2000,	/* threads take a configuration within ~1 ms */
 };
-
-/*
- * The settings the running threads and tables were built for: the name of
- * the first one that differs between a and b, or NULL when b can be
- * loaded without a restart.
- */
-const char *restart_reason(const struct conf *a, const struct conf *b);
 
 /* SIGHUP.  A reload already in progress makes this one wait for it. */
 void reload_start(struct knockgw *kg);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "conf.h"
 #include "invite.h"
 #include "revoke.h"
 
@@ -19,7 +20,7 @@ void revoke_usage(FILE *f)
 		"and takes out every knock entry that uses it.  Refuses when NAME is the only key\n"
 		"of a protect entry (the entry needs one; without the entry its port is open).\n"
 		"  NAME          the key's name\n"
-		"  -c FILE       the configuration (default " INVITE_CONF ")\n"
+		"  -c FILE       the configuration (default " CONF_DEFAULT_PATH ")\n"
 		"  --apply       check the change as the daemon loads it, write it (the old file\n"
 		"                stays as FILE.bak) and reload the daemon; without it, the change\n"
 		"                is printed as a diff and nothing is written\n"

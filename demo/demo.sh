@@ -12,7 +12,7 @@
 # Nothing outside the namespaces is touched; everything is removed at the
 # end, also on Ctrl-C or failure.
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-. "$TOP/tests/netns/lib.sh"
+. "$TOP/tests/netns/lib/lib.sh"
 set +e
 
 bold=$(printf '\033[1m')

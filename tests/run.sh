@@ -4,8 +4,10 @@
 #   BUILD          build directory (default: build)
 #   FUZZ_SECONDS   how long each fuzz target runs (default: 5)
 #   TESTS          space-separated suite filter, e.g. TESTS="unit conf"
-#   NETNS_SKIP     space-separated namespace tests to leave out, by number
-#                  and name without .sh (e.g. "0018sec_closed_same_0")
+#   NETNS_SKIP     space-separated namespace tests to leave out, by file
+#                  name without .sh (e.g. "0018-sec-odd-syns-like-closed");
+#                  a name that is no test in tests/netns fails the run, so a
+#                  skip list cannot outlive a rename unnoticed
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -71,6 +73,12 @@ if want fuzz; then
 fi
 
 if want netns; then
+	for s in ${NETNS_SKIP:-}; do
+		[ -f "tests/netns/$s.sh" ] && continue
+		echo "NETNS_SKIP names no test: $s (tests/netns/$s.sh)" >&2
+		failed=$((failed + 1))
+		failures="$failures netns-skip/$s"
+	done
 	for t in tests/netns/[0-9]*.sh; do
 		[ -f "$t" ] || continue
 		case " ${NETNS_SKIP:-} " in *" $(basename "$t" .sh) "*)

@@ -9,8 +9,9 @@
 # downloaded (apt-get download: no install, no maintainer script, no
 # service) and unpacked into DEPS_DIR (default build/deps; make deps passes
 # $(BUILD)/deps), with the commands in DEPS_DIR/bin (of prometheus, only
-# promtool is kept); tests/netns/lib.sh adds that to PATH.  python3-systemd
-# is fail2ban's systemd backend (tests/systemd reads the journal with it).
+# promtool is kept); tests/netns/lib/lib.sh adds that to PATH.
+# python3-systemd is fail2ban's systemd backend (tests/systemd reads the
+# journal with it).
 set -eu
 DEPS_DIR=${DEPS_DIR:-build/deps}
 

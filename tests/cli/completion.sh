@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 
 # ok, not_ok, check, finish
-. tests/netns/base.sh
+. tests/netns/lib/base.sh
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -19,7 +19,7 @@ KGW=$BUILD/knockgw
 KC=$BUILD/knock-connect
 
 # ok, not_ok, check, finish
-. tests/netns/base.sh
+. tests/netns/lib/base.sh
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -38,7 +38,7 @@ trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
 
 # ok, not_ok, check, finish
-. tests/netns/base.sh
+. tests/netns/lib/base.sh
 
 show() { sed 's/^/# /' "$1"; }
 not_grep() { ! grep -q "$@"; }

@@ -31,7 +31,7 @@ CONF=$2
 tmp=$3
 
 # ok, not_ok, check, finish
-. tests/netns/base.sh
+. tests/netns/lib/base.sh
 
 # Only in a mount namespace of its own (run.sh passes its own as HOST_MNTNS).
 if [ -z "${HOST_MNTNS:-}" ] || [ "$(readlink /proc/self/ns/mnt)" = "$HOST_MNTNS" ]; then

@@ -293,7 +293,7 @@ out:
 
 static void fuzz_conf_socket(const uint8_t *data, size_t size)
 {
-	static const char dflt[] = KC_DEFAULT_SOCKET;
+	static const char dflt[] = CONF_DEFAULT_SOCKET;
 	char out[SUN_PATH_LEN], path[64];
 	bool explicit;
 	int fd, r;
@@ -303,6 +303,8 @@ static void fuzz_conf_socket(const uint8_t *data, size_t size)
 	explicit = data[0] & 1;
 	fd = memfd_create("fuzz_kc", MFD_CLOEXEC);
 	REQUIRE(fd >= 0);
+	/* A memfd is made 0777; a configuration file must not be writable by others. */
+	REQUIRE(fchmod(fd, 0600) == 0);
 	REQUIRE(write(fd, data + 1, size - 1) == (ssize_t)(size - 1));
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	memcpy(out, dflt, sizeof(dflt));

@@ -18,7 +18,7 @@ D=$tmp/root
 log=$tmp/make.log
 
 # ok, not_ok, check, finish
-. tests/netns/base.sh
+. tests/netns/lib/base.sh
 
 # mode PATH OCTAL TYPE: exists as TYPE (f or d) with exactly that mode.
 mode() {

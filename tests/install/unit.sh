@@ -28,7 +28,7 @@ D=$tmp/root
 PREFIX=/usr
 
 # ok, not_ok, finish
-. tests/netns/base.sh
+. tests/netns/lib/base.sh
 
 # Prints a file as comment lines (diagnostics under a "not ok").
 show() {

@@ -1,7 +1,7 @@
 # 04 operator: a user added and taken out with one command each, on the
 # running service, and what its journal then holds.  `knockgw invite bob
 # --apply` edits /etc/knockgw/knockgw.conf (the old file kept as
-# knockgw.conf.bak, which 11-purge's purge removes) and reloads the same
+# knockgw.conf.bak, which 12-purge's purge removes) and reloads the same
 # process; bob's knock gets in.  The container's own journald has that
 # knock once, sent by knockgw.service through the native protocol, with
 # its fields (journalctl -o json): KNOCKGW_EVENT, KNOCKGW_SOURCE,
@@ -78,7 +78,7 @@ check "the reload's event: reloaded, its MESSAGE_ID, the plain message" op_all "
 
 : >"$TMP/op-guesses.txt"
 for i in $(seq 1 100); do echo "$i 0badc0de" >>"$TMP/op-guesses.txt"; done
-in_c python3 "$TOP/tests/netns/synburst.py" --iface vc --src "$C4" --dst "$S4" --dport 22 \
+in_c python3 "$TOP/tests/netns/lib/synburst.py" --iface vc --src "$C4" --dst "$S4" --dport 22 \
 	--list "$TMP/op-guesses.txt" --sport-base 47000 >"$TMP/op-guesses.json"
 # fail2ban's systemd backend selects by the filter's journalmatch; this is it.
 F2B_FILTER=$TOP/contrib/fail2ban/filter.d/knockgw.conf

@@ -1,5 +1,5 @@
 # lib.sh - a booted systemd for the scenarios of tests/systemd; sourced by
-# suite.sh after tests/netns/lib.sh (its helpers apply: probe, knock_gets,
+# suite.sh after tests/netns/lib/lib.sh (its helpers apply: probe, knock_gets,
 # plain_gets, like_closed, flood, hidden, ...), not run.
 #
 #   client ns $NS_C                     container (systemd-nspawn --boot)
@@ -21,7 +21,7 @@
 # Everything made here is removed by cleanup(), which the EXIT trap runs
 # even when a row fails: the container powered off (SIGTERM to
 # systemd-nspawn; SIGKILL to it and to the container's init after 30 s),
-# the overlay and the tmpfs unmounted, then tests/netns/lib.sh's cleanup.
+# the overlay and the tmpfs unmounted, then tests/netns/lib/lib.sh's cleanup.
 #
 #   ct CMD...         runs CMD in the container (all its namespaces), with a
 #                     plain environment
@@ -30,7 +30,7 @@
 #                     systemd-nspawn@.service takes it, and the same root is
 #                     booted again
 #   ct_active UNIT, ct_prop UNIT PROP, ct_journal UNIT (this boot's lines)
-#   in_s, has_table   tests/netns/lib.sh's, for the container
+#   in_s, has_table   tests/netns/lib/lib.sh's, for the container
 
 CT_DIR=$(mktemp -d /tmp/kgw-ct-XXXXXX)
 CT_ROOT=$CT_DIR/root
@@ -104,7 +104,7 @@ ct_boot() {
 	in_c ip addr add "$C6"/64 dev vc nodad
 	ct ip addr add "$S4"/24 dev vs
 	ct ip addr add "$S6"/64 dev vs nodad
-	# Checksums finished and checked on both ends (tests/netns/lib.sh).
+	# Checksums finished and checked on both ends (tests/netns/lib/lib.sh).
 	in_c ethtool -K vc rx off tx off >/dev/null
 	ct ethtool -K vs rx off tx off >/dev/null
 	ct ip link set vs up
@@ -180,7 +180,7 @@ ct_settle() {
 }
 
 # The suite's cleanup: the container and its mounts first, then
-# tests/netns/lib.sh's (processes, namespaces, $TMP).  $CT_DIR is removed
+# tests/netns/lib/lib.sh's (processes, namespaces, $TMP).  $CT_DIR is removed
 # only when nothing is mounted under it any more, and never across a mount.
 ct_cleanup() {
 	set +e

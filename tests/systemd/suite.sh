@@ -12,8 +12,8 @@
 # Prints "ok"/"not ok" lines and "suite.sh: N passed, N failed".
 set -u
 DEB=$1
-# shellcheck source=tests/netns/lib.sh
-. "$(dirname "$0")/../netns/lib.sh"
+# shellcheck source=tests/netns/lib/lib.sh
+. "$(dirname "$0")/../netns/lib/lib.sh"
 # shellcheck source=tests/systemd/lib.sh
 . "$TOP/tests/systemd/lib.sh"
 # Each row says what failed; a failed step does not end the suite.

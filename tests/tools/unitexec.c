@@ -1,7 +1,7 @@
 /*
  * unitexec - runs a command under the seccomp part of a systemd unit's
  * sandbox, for the namespace tests (systemd-run is not available there).
- * tests/netns/unitsandbox.py reads the unit and writes the arguments.
+ * tests/netns/lib/unitsandbox.py reads the unit and writes the arguments.
  *
  *   unitexec [-m UMASK] [-e ERRNO] [-A] [-w] [-f FAM,...] [-s NR,...] -- CMD [ARG...]
  *

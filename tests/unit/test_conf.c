@@ -22,7 +22,6 @@
 #include <sodium.h>
 
 #include "conf.h"
-#include "conf_int.h"
 #include "match.h"
 #include "keys.h"
 #include "unit.h"

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "conf.h"
-#include "conf_int.h"
 #include "unit.h"
 
 #define DEF_TABLE "knockgw"
@@ -76,8 +75,45 @@ static const struct row {
 	  DEF_TABLE, "default: t.conf:2: ", DEF_SOCK, "default: t.conf:2: ", true },
 };
 
+/*
+ * What knock-connect -c reports: socket_why is empty exactly when the
+ * socket is what the file says (set, or not set in a text read whole).
+ */
+static const struct why_row {
+	const char *text;
+	const char *why;		/* a prefix; "" none */
+} why_rows[] = {
+	{ "", "" },
+	{ "control_socket = \"/run/kg2.sock\";\n", "" },
+	{ "rules = 5;\ncontrol_socket = \"/run/x.sock\";\n", "" },
+	{ "rules = { table = \"kg-2\"; };\n", "" },
+	{ "control_socket = \"x.sock\";\n", "t.conf:1: control_socket must be an absolute path" },
+	{ "control_socket = 5;\n", "t.conf:1: control_socket must be a string" },
+	{ "control_socket = \"/run/kg2.sock\";\nprotect = ( { port = 22 ;;; } );\n",
+	  "t.conf:2: syntax error" },
+	{ "protect = ( { port = 22 ;;; } );\n", "t.conf:1: syntax error" },
+	{ "@include \"/nonexistent/more.conf\"\n", "t.conf:1: " },
+};
+
+static void test_socket_why(void)
+{
+	for (size_t i = 0; i < sizeof(why_rows) / sizeof(why_rows[0]); i++) {
+		const struct why_row *r = &why_rows[i];
+		struct conf_peek p;
+
+		conf_peek_text("t.conf", r->text, &p);
+		if (!r->why[0])
+			CHECK(p.socket_why[0] == '\0', "why row %zu: none, got \"%s\"", i,
+			      p.socket_why);
+		else
+			CHECK(strncmp(p.socket_why, r->why, strlen(r->why)) == 0,
+			      "why row %zu: \"%s\", want \"%s...\"", i, p.socket_why, r->why);
+	}
+}
+
 int main(void)
 {
+	test_socket_why();
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct row *r = &rows[i];
 		struct conf_peek p;

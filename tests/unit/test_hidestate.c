@@ -16,7 +16,6 @@
 #include <dirent.h>
 
 #include "conf.h"
-#include "conf_int.h"
 #include "hidestate.h"
 #include "nftplan.h"
 #include "nftrules.h"

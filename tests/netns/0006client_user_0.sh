@@ -1,3 +1,0 @@
-#!/bin/sh
-# Client role over the user-space translation path: see client_ssh.sh.
-exec sh "$(dirname "$0")/client_ssh.sh" user
