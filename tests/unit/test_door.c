@@ -18,7 +18,6 @@
 #include <stdlib.h>
 
 #include "conf.h"
-#include "conf_int.h"
 #include "door.h"
 #include "marks.h"
 #include "nftplan.h"
