@@ -95,6 +95,15 @@ $(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libknockgw.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
+# The data path's tests share one set of adapter fakes (tests/unit/fakes.h),
+# linked before the library so that the real adapters never are.
+FAKED_TESTS := $(BUILD)/tests/test_server $(BUILD)/tests/test_client
+$(FAKED_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/unit/fakes.o \
+		$(BUILD)/libknockgw.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
 unit: $(UNIT_BINS)
 test-tools: $(TOOL_BINS)
 
@@ -120,7 +129,8 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard daemon/*.h tests/fuzz/*.h
 
 # fuzz_integ: the server's data path against fakes of the adapters (and of
 # verify), so only the modules it drives are compiled in.
-FUZZ_INTEG_SRCS := $(addprefix daemon/,server.c pending.c pendseg.c integ.c holdacct.c strays.c \
+FUZZ_INTEG_SRCS := $(addprefix daemon/,door.c verdict.c server.c pending.c pendseg.c integ.c \
+	holdacct.c strays.c \
 	flowtable.c pkt.c match.c replay.c hidx.c tally.c tablemem.c guess.c log.c marks.c \
 	servercount.c)
 $(BUILD)/fuzz/fuzz_integ: tests/fuzz/fuzz_integ.c $(FUZZ_INTEG_SRCS) $(wildcard daemon/*.h tests/fuzz/*.h)

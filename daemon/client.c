@@ -1,7 +1,7 @@
 /*
  * client.c - the client role's data path (see client.h).
  *
- * Reading order: client_packet() takes a queued packet; a SYN leaving this
+ * Reading order: client_out() takes a packet going out; a SYN leaving this
  * host goes to knock_syn() (find the knock entry, pin retransmissions,
  * compute the ISN, make the conntrack entry, let it go); on the user path,
  * every other packet of a knocked flow goes to translate(), which finds
@@ -34,7 +34,6 @@
 
 #include "bytes.h"
 #include "client.h"
-#include "clienticmp.h"
 #include "gwnat.h"
 #include "integ.h"
 #include "pkt.h"
@@ -120,7 +119,7 @@ static bool finish_csum(uint8_t *buf, const struct pkt_view *v, uint32_t skbinfo
 }
 
 /* Refuses a transparent connection that only knock-connect can make. */
-static void refuse_integrity(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p,
+static void refuse_integrity(struct client *c, struct verdicts *out, const struct nfqueue_packet *p,
 			     const struct pkt_view *v)
 {
 	char dst[INET6_ADDRSTRLEN];
@@ -131,7 +130,7 @@ static void refuse_integrity(struct client *c, struct nfqueue *q, const struct n
 		 "connection to %s port %u refused: its knock uses integrity mode, which needs "
 		 "the first bytes; connect with knock-connect (ssh -o ProxyCommand='knock-connect "
 		 "%%h %%p')", dst, v->dport);
-	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+	verdict_drop(out, p->id);
 	/* An RST to the local socket fails connect() now, not after minutes. */
 	rawsock_answer_closed(c->rs, p->data, v, 0, p->skbinfo, c->mono);
 }
@@ -271,16 +270,16 @@ static uint8_t syn_nonce(const struct client *c, const struct flow_key *fk, uint
 }
 
 /* A verdict without a new packet; a routed SYN goes on without our code. */
-static void syn_verdict(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p,
+static void syn_verdict(struct client *c, struct verdicts *out, const struct nfqueue_packet *p,
 			bool routed, enum nfqueue_verdict verdict)
 {
 	if (routed)
-		nfqueue_verdict_mark(q, p->id, verdict, kgw_mark_own(&c->conf->marks, p->mark));
+		verdict_give_mark(out, p->id, verdict, kgw_mark_own(&c->conf->marks, p->mark));
 	else
-		nfqueue_verdict(q, p->id, verdict);
+		verdict_give(out, p->id, verdict);
 }
 
-static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p,
+static void knock_syn(struct client *c, struct verdicts *out, const struct nfqueue_packet *p,
 		      const struct pkt_view *v, bool routed)
 {
 	const struct conf *conf = c->conf;
@@ -293,13 +292,13 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 
 	if (!k) {
 		c->cnt[CC_no_entry]++;
-		syn_verdict(c, q, p, routed, NFQUEUE_ACCEPT);
+		syn_verdict(c, out, p, routed, NFQUEUE_ACCEPT);
 		return;
 	}
 	if (routed && k->integrity_len) {
 		/* conf_validate refuses it; never take this host's intents. */
 		c->cnt[CC_integrity_refused]++;
-		syn_verdict(c, q, p, routed, NFQUEUE_DROP);
+		syn_verdict(c, out, p, routed, NFQUEUE_DROP);
 		return;
 	}
 
@@ -321,7 +320,7 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 			if (intent_take(c->intents, v->family, v->sport, dst, v->dport, payload,
 					sizeof(payload), &plen, c->mono) < 0 ||
 			    plen != k->integrity_len) {
-				refuse_integrity(c, q, p, v);
+				refuse_integrity(c, out, p, v);
 				return;
 			}
 			c->cnt[CC_intents_used]++;
@@ -360,7 +359,7 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 		log_peer(&c->rl, c->mono, LOG_WARNING,
 			 "cannot create the conntrack entry for a connection to %s port %u: %s; "
 			 "SYN dropped", a, v->dport, strerror(-r));
-		syn_verdict(c, q, p, routed, NFQUEUE_DROP);
+		syn_verdict(c, out, p, routed, NFQUEUE_DROP);
 		return;
 	}
 	if (!retransmit) {
@@ -382,25 +381,25 @@ static void knock_syn(struct client *c, struct nfqueue *q, const struct nfqueue_
 	bool pin_ts = v->has_ts && v->tsval != tsval;
 	uint32_t mark = routed ? kgw_mark_own(&conf->marks, p->mark) : p->mark;
 	if (!user && !pin_ts) {
-		syn_verdict(c, q, p, routed, NFQUEUE_ACCEPT);
+		syn_verdict(c, out, p, routed, NFQUEUE_ACCEPT);
 		return;
 	}
 	if (p->caplen > sizeof(c->buf) || p->caplen != p->wirelen) {
 		c->cnt[CC_untranslatable]++;
-		syn_verdict(c, q, p, routed, NFQUEUE_DROP);
+		syn_verdict(c, out, p, routed, NFQUEUE_DROP);
 		return;
 	}
 	memcpy(c->buf, p->data, p->caplen);
-	struct pkt_view out = *v;
+	struct pkt_view nv = *v;
 
 	/* The kernel path keeps the kernel's ISN: conntrack shifts the SYN. */
-	seqrewrite_syn(c->buf, &out, user ? knock_isn : v->seq, tsval);
-	if (!finish_csum(c->buf, &out, p->skbinfo)) {
+	seqrewrite_syn(c->buf, &nv, user ? knock_isn : v->seq, tsval);
+	if (!finish_csum(c->buf, &nv, p->skbinfo)) {
 		c->cnt[CC_untranslatable]++;
-		syn_verdict(c, q, p, routed, NFQUEUE_DROP);
+		syn_verdict(c, out, p, routed, NFQUEUE_DROP);
 		return;
 	}
-	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, c->buf, p->caplen, mark);
+	verdict_replace(out, p->id, c->buf, p->caplen, mark);
 }
 
 /* A flow's original direction from one of its packets going dir. */
@@ -420,7 +419,7 @@ static void flow_of(const uint8_t *pkt, const struct pkt_view *v, enum seq_dir d
  * of it.  Its mark goes on as it came but for our code (a routed packet's
  * FWD): other software's bits are theirs.
  */
-static void translate(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p,
+static void translate(struct client *c, struct verdicts *out, const struct nfqueue_packet *p,
 		      struct pkt_view *v, enum seq_dir dir)
 {
 	uint32_t mark = kgw_mark_own(&c->conf->marks, p->mark), delta;
@@ -433,31 +432,31 @@ static void translate(struct client *c, struct nfqueue *q, const struct nfqueue_
 		/* A flow that predates knockgw, or one knocked with no shift. */
 		c->cnt[CC_passed_as_is]++;
 		if (mark != p->mark)
-			nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, mark);
+			verdict_give_mark(out, p->id, NFQUEUE_ACCEPT, mark);
 		else
-			nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+			verdict_accept(out, p->id);
 		return;
 	}
 	if (r < 0) {
 		/* Dropped, not sent unshifted: TCP sends it again. */
 		c->cnt[CC_lookup_errors]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		verdict_drop(out, p->id);
 		return;
 	}
 	if (p->caplen != p->wirelen) {
 		c->cnt[CC_untranslatable]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		verdict_drop(out, p->id);
 		return;
 	}
 	/* In place, in the receive buffer: the verdict copies it once. */
 	seqrewrite_apply(p->data, v, dir, delta, true);
 	if (!finish_csum(p->data, v, p->skbinfo)) {
 		c->cnt[CC_untranslatable]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		verdict_drop(out, p->id);
 		return;
 	}
 	c->cnt[dir == SEQ_OUT ? CC_translated_out : CC_translated_in]++;
-	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, p->data, p->caplen, mark);
+	verdict_replace(out, p->id, p->data, p->caplen, mark);
 }
 
 int client_flow_shift(struct client *c, const struct ct_flow *f, uint32_t *ret_delta)
@@ -476,47 +475,35 @@ int client_flow_shift(struct client *c, const struct ct_flow *f, uint32_t *ret_d
 	return 0;
 }
 
-bool client_wants_routed(const struct client *c, const struct nfqueue_packet *p)
+void client_malformed(struct client *c, struct verdicts *out, const struct nfqueue_packet *p)
 {
-	const struct kgw_marks *m = &c->conf->marks;
-
-	return p->hook == NF_INET_PRE_ROUTING && kgw_mark_code(m, p->mark) == m->fwd;
+	c->cnt[CC_pkt_errors]++;
+	verdict_drop(out, p->id);
 }
 
-void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p)
+void client_out(struct client *c, struct verdicts *out, const struct nfqueue_packet *p,
+		const struct pkt_view *pv, bool routed)
 {
-	struct pkt_view v;
-	enum pkt_drop why = pkt_parse(p->data, p->caplen, &v);
+	struct pkt_view v = *pv;
 
-	/* Only the ICMP error rules queue anything but TCP, at these hooks. */
-	if (why == PKT_NOT_TCP && (p->hook == NF_INET_LOCAL_IN || p->hook == NF_INET_FORWARD)) {
-		client_icmp(c, q, p);
-		return;
-	}
-	if (why != PKT_OK) {
-		c->cnt[CC_pkt_errors]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-		return;
-	}
-	bool syn = (v.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN;
-	bool routed = client_wants_routed(c, p);
+	if ((v.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN)
+		knock_syn(c, out, p, &v, routed);
+	else
+		translate(c, out, p, &v, SEQ_OUT);
+}
 
-	/*
-	 * Going out: this host's packets at output, a routed flow's at
-	 * prerouting with our code; coming back: at input, or routed ones at
-	 * forward.
-	 */
-	if (syn && (p->hook == NF_INET_LOCAL_OUT || routed)) {
-		knock_syn(c, q, p, &v, routed);
-	} else if (p->hook == NF_INET_LOCAL_OUT || routed) {
-		translate(c, q, p, &v, SEQ_OUT);
-	} else if (p->hook == NF_INET_LOCAL_IN || p->hook == NF_INET_FORWARD) {
-		translate(c, q, p, &v, SEQ_IN);
-	} else {
-		/* No rule of ours queues it for the client (workers.c). */
-		c->cnt[CC_no_entry]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
-	}
+void client_in(struct client *c, struct verdicts *out, const struct nfqueue_packet *p,
+	       const struct pkt_view *pv)
+{
+	struct pkt_view v = *pv;
+
+	translate(c, out, p, &v, SEQ_IN);
+}
+
+void client_unqueued(struct client *c, struct verdicts *out, const struct nfqueue_packet *p)
+{
+	c->cnt[CC_no_entry]++;
+	verdict_accept(out, p->id);
 }
 
 void client_set_conf(struct client *c, const struct conf *conf)

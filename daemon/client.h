@@ -33,7 +33,9 @@
 #include "intent.h"
 #include "log.h"
 #include "nfq.h"
+#include "pkt.h"
 #include "rawsock.h"
+#include "verdict.h"
 
 #define CLIENT_COUNTERS(X)                                                             \
 	X(knocked, "SYNs given a knock ISN")                                           \
@@ -80,13 +82,26 @@ int client_init(struct client *c, const struct conf *conf, struct ctnl *ct, stru
 void client_free(struct client *c);
 
 /*
- * A routed SYN the gateway's rule queued (prerouting, FWD in our mark
- * bits): the client's, though prerouting is otherwise the server's.
+ * The data path for packets the client role's rules queued, parsed into v;
+ * each decision goes into out (verdict.h), which may point into p's bytes
+ * or c->buf until the caller has carried it out.
+ *
+ * client_out(): going out, this host's at output or (routed) a routed
+ * flow's at prerouting with the FWD code: a SYN gets its knock, the user
+ * path's later packets their shift.  client_in(): the user path's
+ * incoming packets, this host's at input or routed ones at forward.
  */
-bool client_wants_routed(const struct client *c, const struct nfqueue_packet *p);
+void client_out(struct client *c, struct verdicts *out, const struct nfqueue_packet *p,
+		const struct pkt_view *v, bool routed);
+void client_in(struct client *c, struct verdicts *out, const struct nfqueue_packet *p,
+	       const struct pkt_view *v);
 
-/* The data path for packets from the client-role rules. */
-void client_packet(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p);
+/* A packet of the client's rules that pkt_parse() refused: dropped, counted. */
+void client_malformed(struct client *c, struct verdicts *out, const struct nfqueue_packet *p);
+
+/* A packet no rule of ours queues from where it came: accepted, counted. */
+void client_unqueued(struct client *c, struct verdicts *out, const struct nfqueue_packet *p);
+
 void client_tick(struct client *c);
 
 /*

@@ -12,7 +12,7 @@
 
 enum { ICMP_CSUM_OFF = 2 };
 
-void client_icmp(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p)
+void client_icmp(struct client *c, struct verdicts *out, const struct nfqueue_packet *p)
 {
 	struct icmperr_view v;
 	struct ct_flow f;
@@ -20,7 +20,7 @@ void client_icmp(struct client *c, struct nfqueue *q, const struct nfqueue_packe
 
 	if (icmperr_parse(p->data, p->caplen, &v) != ICMPERR_OK) {
 		c->cnt[CC_icmp_unread]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		verdict_accept(out, p->id);
 		return;
 	}
 	/* The quote is the flow's own segment: its tuple is the original one. */
@@ -33,13 +33,13 @@ void client_icmp(struct client *c, struct nfqueue *q, const struct nfqueue_packe
 	/* The kernel path's sequence adjustment, or the user path's label. */
 	if (client_flow_shift(c, &f, &delta) < 0 || delta == 0) {
 		c->cnt[CC_icmp_passed]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		verdict_accept(out, p->id);
 		return;
 	}
 	/* A verdict's packet replaces the whole one: it must all be here. */
 	if (p->caplen != p->wirelen || v.icmp_caplen != v.icmp_len) {
 		c->cnt[CC_icmp_unread]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_ACCEPT);
+		verdict_accept(out, p->id);
 		return;
 	}
 	/* In place, in the receive buffer: the verdict copies it once. */
@@ -47,5 +47,5 @@ void client_icmp(struct client *c, struct nfqueue *q, const struct nfqueue_packe
 	if (p->skbinfo & NFQA_SKB_CSUMNOTREADY)
 		put_be16(p->data + v.icmp_off + ICMP_CSUM_OFF, seqrewrite_icmp_csum_full(p->data, &v));
 	c->cnt[CC_icmp_translated]++;
-	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, p->data, p->caplen, p->mark);
+	verdict_replace(out, p->id, p->data, p->caplen, p->mark);
 }

@@ -27,7 +27,9 @@
 
 #include "client.h"
 #include "nfq.h"
+#include "verdict.h"
 
-void client_icmp(struct client *c, struct nfqueue *q, const struct nfqueue_packet *p);
+/* An ICMP error the client's ICMP rules queued (its verdict goes into out). */
+void client_icmp(struct client *c, struct verdicts *out, const struct nfqueue_packet *p);
 
 #endif

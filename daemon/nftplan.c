@@ -188,10 +188,10 @@
  * never taken for closed; bypass, since without the daemon the kernel's
  * own answer is the right one.
  *
- * Each hook the daemon queues from tells the roles apart (workers.c):
+ * Each hook the daemon queues from tells the roles apart (door.h):
  * prerouting and postrouting are the server's, output the client's; input
- * carries the client's incoming user-path segments, which all have ACK,
- * and input_closed's probes, which have neither ACK nor RST.  The
+ * carries the client's incoming user-path segments (on the data set), and
+ * input_closed's probes (on the probe set).  The
  * gateway's are told apart too: at prerouting, a routed SYN or (user path)
  * a routed flow's later packet going out carries the FWD code (the
  * server's rules clear our bits before they queue); forward is the

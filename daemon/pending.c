@@ -18,6 +18,7 @@
 #include "marks.h"
 #include "pending.h"
 #include "pending_int.h"
+#include "verdict.h"
 
 enum {
 	PENDING_MIN = 64,
@@ -30,7 +31,9 @@ static size_t max_sz(size_t a, size_t b)
 	return a > b ? a : b;
 }
 
-int pending_init(struct server *s, const struct conf *c, unsigned nqueues)
+int pending_init(struct pending *pd, const struct conf *c, unsigned nqueues,
+		 struct server_counters *cnt, struct ctnl *ct, struct log_ratelimit *rl,
+		 struct log_ratelimit *rl_full)
 {
 	/*
 	 * Held packets stay in the kernel's queue: half of it at most, so that
@@ -43,32 +46,44 @@ int pending_init(struct server *s, const struct conf *c, unsigned nqueues)
 
 	if (flows > c->max_flows)
 		flows = c->max_flows;
-	s->held_bytes_max = c->hold_bytes / (nqueues ? nqueues : 1);
-	r = flow_init(&s->pending, flows, sizeof(struct pending_flow));
+	*pd = (struct pending){ .cnt = cnt, .ct = ct, .rl = rl, .rl_full = rl_full };
+	pending_set_conf(pd, c, nqueues);
+	r = flow_init(&pd->table, flows, sizeof(struct pending_flow));
 	if (r < 0)
 		return r;
-	r = holdacct_init(&s->acct, max_pkts, max_sz(MAX_HELD, max_pkts / SOURCE_SHARE),
+	r = holdacct_init(&pd->acct, max_pkts, max_sz(MAX_HELD, max_pkts / SOURCE_SHARE),
 			  max_sz(4, flows / SOURCE_SHARE), flows);
 	if (r < 0)
 		goto fail_acct;
 	/* Every flow the table can hold can end while its segments still come. */
-	r = strays_init(&s->strays, flows, STRAY_SOURCES);
+	r = strays_init(&pd->strays, flows, STRAY_SOURCES);
 	if (r < 0)
 		goto fail_strays;
 	return 0;
 fail_strays:
-	holdacct_free(&s->acct);
+	holdacct_free(&pd->acct);
 fail_acct:
-	flow_free(&s->pending);
+	flow_free(&pd->table);
 	return r;
 }
 
-void pending_free(struct server *s)
+void pending_set_conf(struct pending *pd, const struct conf *c, unsigned nqueues)
+{
+	pd->conf = c;
+	pd->held_bytes_max = c->hold_bytes / (nqueues ? nqueues : 1);
+}
+
+size_t pending_verdicts_max(const struct pending *pd)
+{
+	return pd->acct.max_pkts + 2 * pd->table.max + 8;
+}
+
+void pending_free(struct pending *pd)
 {
 	/* flow_free wipes the values: pending flows hold the peer's bytes. */
-	flow_free(&s->pending);
-	holdacct_free(&s->acct);
-	strays_free(&s->strays);
+	flow_free(&pd->table);
+	holdacct_free(&pd->acct);
+	strays_free(&pd->strays);
 }
 
 static const char *addr_str(int family, const uint8_t *addr, char *out, size_t len)
@@ -82,14 +97,14 @@ static void flow_key_client(struct flow_key *k, const struct pkt_view *v, const 
 }
 
 /* Our mark bits off, the packet's own kept: what a passing packet leaves with. */
-static uint32_t own_mark(const struct server *s, uint32_t mark)
+static uint32_t own_mark(const struct pending *pd, uint32_t mark)
 {
-	return kgw_mark_own(&s->conf->marks, mark);
+	return kgw_mark_own(&pd->conf->marks, mark);
 }
 
-bool pf_has_code(const struct server *s, uint32_t mark, uint32_t code)
+bool pf_has_code(const struct pending *pd, uint32_t mark, uint32_t code)
 {
-	return kgw_mark_code(&s->conf->marks, mark) == code;
+	return kgw_mark_code(&pd->conf->marks, mark) == code;
 }
 
 /*
@@ -97,21 +112,22 @@ bool pf_has_code(const struct server *s, uint32_t mark, uint32_t code)
  * client's invalid ones with the invalid code, those of no connection
  * conntrack knows with NOCONN: they leave without it.
  */
-void pf_accept(const struct server *s, struct nfqueue *q, uint32_t id, uint32_t mark)
+void pf_accept(const struct pending *pd, struct verdicts *out, enum verdict_queue q, uint32_t id,
+	       uint32_t mark)
 {
 	/* A NOCONN code left on would meet the late chain's reject (nftplan.c). */
-	if (pf_has_code(s, mark, s->conf->marks.reply) ||
-	    pf_has_code(s, mark, s->conf->marks.invalid) ||
-	    pf_has_code(s, mark, s->conf->marks.noconn))
-		nfqueue_verdict_mark(q, id, NFQUEUE_ACCEPT, own_mark(s, mark));
-	else
-		nfqueue_verdict(q, id, NFQUEUE_ACCEPT);
+	bool coded = pf_has_code(pd, mark, pd->conf->marks.reply) ||
+		     pf_has_code(pd, mark, pd->conf->marks.invalid) ||
+		     pf_has_code(pd, mark, pd->conf->marks.noconn);
+
+	verdicts_push(out, &(struct verdict){ .what = VD_PACKET, .queue = (uint8_t)q, .id = id,
+					      .v = NFQUEUE_ACCEPT, .has_mark = coded,
+					      .mark = coded ? own_mark(pd, mark) : 0 });
 }
 
-void pf_unhold(struct server *s, struct nfqueue *q, struct pending_flow *pf, bool ok)
+void pf_unhold(struct pending *pd, struct verdicts *out, struct pending_flow *pf, bool ok)
 {
 	/* Held segments wait in the data queue, whichever packet ends them. */
-	q = server_hold_q(s, q);
 	if (ok) {
 		/*
 		 * The client's in sequence order first (a FIN held after the
@@ -132,15 +148,17 @@ void pf_unhold(struct server *s, struct nfqueue *q, struct pending_flow *pf, boo
 	}
 	for (size_t i = 0; i < pf->nheld; i++) {
 		if (ok)
-			pf_accept(s, q, pf->held[i].id, pf->held[i].mark);
+			pf_accept(pd, out, VQ_HOLD, pf->held[i].id, pf->held[i].mark);
 		else
-			nfqueue_verdict(q, pf->held[i].id, NFQUEUE_DROP);
-		s->held_bytes -= pf->held[i].bytes;
+			verdicts_push(out, &(struct verdict){ .what = VD_PACKET, .queue = VQ_HOLD,
+							      .id = pf->held[i].id,
+							      .v = NFQUEUE_DROP });
+		pd->held_bytes -= pf->held[i].bytes;
 	}
-	holdacct_pkt_del(&s->acct, pf->family, pf->remote, pf->nheld);
+	holdacct_pkt_del(&pd->acct, pf->family, pf->remote, pf->nheld);
 	pf->nheld = 0;
 	pf->held_bytes = 0;
-	nfqueue_set_held(q, s->acct.pkts);
+	verdict_held(out, VQ_HOLD, pd->acct.pkts);
 }
 
 /*
@@ -152,60 +170,58 @@ void pf_unhold(struct server *s, struct nfqueue *q, struct pending_flow *pf, boo
  * The flow is remembered as reset (strays.h): its late segments cost no
  * second abort.
  */
-void pf_abort(struct server *s, struct nfqueue *q, int family, const uint8_t *local,
-	      uint16_t lport, const uint8_t *remote, uint16_t rport,
-	      const struct nfqueue_packet *p, const struct pkt_view *v)
+void pf_abort(struct pending *pd, struct verdicts *out, int family, const uint8_t *local,
+	      uint16_t lport, const uint8_t *remote, uint16_t rport, bool answer)
 {
-	int r;
+	struct verdict_abort a = { .family = family, .lport = lport, .rport = rport,
+				   .answer = answer };
+	size_t alen = family == AF_INET6 ? 16 : 4;
 
-	/* Verdicts first: the aborted socket must find nothing left to read. */
-	nfqueue_flush(q);
-	nfqueue_flush(server_hold_q(s, q));
-	r = s->sk ? sockkill_destroy(s->sk, family, local, lport, remote, rport) : -ENOTSUP;
-	if (r < 0 && p)
-		server_send_closed_rst(s, p, v);
-	strays_note(&s->strays, family, remote, local, rport, lport, s->mono);
+	/* Carried out after the verdicts before it are sent (verdict.h). */
+	memcpy(a.local, local, alen);
+	memcpy(a.remote, remote, alen);
+	verdict_abort(out, &a);
+	strays_note(&pd->strays, family, remote, local, rport, lport, pd->now);
 }
 
-void pf_end(struct server *s, struct nfqueue *q, struct flow_entry *fe, bool fail,
-	    const struct nfqueue_packet *p, const struct pkt_view *v)
+void pf_end(struct pending *pd, struct verdicts *out, struct flow_entry *fe, bool fail, bool answer)
 {
 	struct pending_flow *pf = fe->value;
 
-	pf_unhold(s, q, pf, !fail);
+	pf_unhold(pd, out, pf, !fail);
 	if (fail)
-		pf_abort(s, q, pf->family, pf->local, pf->lport, pf->remote, pf->rport, p, v);
-	holdacct_flow_del(&s->acct, pf->family, pf->remote, 0);
-	flow_remove(&s->pending, fe);
+		pf_abort(pd, out, pf->family, pf->local, pf->lport, pf->remote, pf->rport, answer);
+	holdacct_flow_del(&pd->acct, pf->family, pf->remote, 0);
+	flow_remove(&pd->table, fe);
 }
 
-void pf_log(struct server *s, const struct pending_flow *pf, const char *what)
+void pf_log(struct pending *pd, const struct pending_flow *pf, const char *what)
 {
 	char a[INET6_ADDRSTRLEN];
 
-	log_peer(&s->rl, s->mono, LOG_NOTICE, "integrity flow from %s port %u to port %u: %s",
+	log_peer(pd->rl, pd->now, LOG_NOTICE, "integrity flow from %s port %u to port %u: %s",
 		 addr_str(pf->family, pf->remote, a, sizeof(a)), pf->rport, pf->lport, what);
 }
 
-void pf_log_event(struct server *s, const struct pending_flow *pf, enum log_event_kind kind,
+void pf_log_event(struct pending *pd, const struct pending_flow *pf, enum log_event_kind kind,
 		  const char *what)
 {
 	char a[INET6_ADDRSTRLEN];
 
 	addr_str(pf->family, pf->remote, a, sizeof(a));
-	log_peer_event(&s->rl, s->mono, LOG_NOTICE,
-		       &(struct log_event){ kind, a, pf->lport, s->conf->keys[pf->key].name },
+	log_peer_event(pd->rl, pd->now, LOG_NOTICE,
+		       &(struct log_event){ kind, a, pf->lport, pd->conf->keys[pf->key].name },
 		       "integrity flow from %s port %u to port %u: %s", a, pf->rport, pf->lport, what);
 }
 
 /* Resets the oldest unverified flow (with something held, if held) but keep. */
-static bool evict_oldest(struct server *s, struct nfqueue *q, const struct flow_entry *keep,
+static bool evict_oldest(struct pending *pd, struct verdicts *out, const struct flow_entry *keep,
 			 bool held)
 {
 	struct flow_entry *e, *oldest = NULL;
 	size_t pos = 0;
 
-	while ((e = flow_next(&s->pending, &pos))) {
+	while ((e = flow_next(&pd->table, &pos))) {
 		const struct pending_flow *pf = e->value;
 
 		if (e == keep || pf->state != PF_WAIT || (held && pf->nheld == 0))
@@ -215,8 +231,8 @@ static bool evict_oldest(struct server *s, struct nfqueue *q, const struct flow_
 	}
 	if (!oldest)
 		return false;
-	s->cnt.c[SC_integ_evicted]++;
-	pf_end(s, q, oldest, true, NULL, NULL);
+	pd->cnt->c[SC_integ_evicted]++;
+	pf_end(pd, out, oldest, true, false);
 	return true;
 }
 
@@ -238,7 +254,7 @@ static bool evict_oldest(struct server *s, struct nfqueue *q, const struct flow_
  * would have to last as long as their knocks verify (an epoch and more; in
  * knock mode, for ever).
  */
-static int answered(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v)
+static int answered(struct pending *pd, const struct nfqueue_packet *p, const struct pkt_view *v)
 {
 	struct ct_flow f = { .family = v->family, .sport = v->sport, .dport = v->dport };
 	struct ct_info ci;
@@ -248,9 +264,9 @@ static int answered(struct server *s, const struct nfqueue_packet *p, const stru
 	 * Conntrack calls a SYN new (the rule's NEWSYN, marks.h) until it has
 	 * seen an answer: nothing to ask.
 	 */
-	if (pf_has_code(s, p->mark, s->conf->marks.newsyn))
+	if (pf_has_code(pd, p->mark, pd->conf->marks.newsyn))
 		return 0;
-	if (!s->ct)
+	if (!pd->ct)
 		return -ENOTSUP;
 	memcpy(f.src, pkt_src(p->data, v), v->addr_len);
 	memcpy(f.dst, pkt_dst(p->data, v), v->addr_len);
@@ -259,7 +275,7 @@ static int answered(struct server *s, const struct nfqueue_packet *p, const stru
 	 * there is none to find.  Nor after TIME_WAIT or CLOSE, which a new
 	 * SYN replaces with a fresh entry.
 	 */
-	r = ctnl_get(s->ct, &f, &ci);
+	r = ctnl_get(pd->ct, &f, &ci);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
@@ -290,18 +306,19 @@ static bool same_syn(const struct pending_flow *pf, const struct pkt_view *v)
  * it, or reopened it after an RST), and a SYN passed on an entry without
  * the bit would open a connection whose segments bypass the check.
  */
-static void flag_syn(const struct server *s, struct nfqueue *q, struct pending_flow *pf,
+static void flag_syn(const struct pending *pd, struct verdicts *out, struct pending_flow *pf,
 		     const struct nfqueue_packet *p)
 {
 	pf->echo = true;
-	nfqueue_verdict_mark(q, p->id, NFQUEUE_REPEAT, own_mark(s, p->mark) | s->conf->marks.integ);
+	verdict_give_mark(out, p->id, NFQUEUE_REPEAT,
+			  own_mark(pd, p->mark) | pd->conf->marks.integ);
 }
 
-enum pending_start pending_start(struct server *s, struct nfqueue *q,
+enum pending_start pending_start(struct pending *pd, struct verdicts *out,
 				 const struct nfqueue_packet *p, const struct pkt_view *v, int pi,
-				 int key, uint64_t epoch, const struct dest *dialled)
+				 int key, uint64_t epoch, const struct dest *dialled, uint64_t now)
 {
-	const struct conf *c = s->conf;
+	const struct conf *c = pd->conf;
 	const struct conf_protect *e = &c->protect[pi];
 	struct flow_key k;
 	struct flow_entry *fe;
@@ -309,12 +326,13 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 	bool created;
 	int live;
 
+	pd->now = now;
 	flow_key_client(&k, v, p->data);
-	fe = flow_lookup(&s->pending, &k);
+	fe = flow_lookup(&pd->table, &k);
 	pf = fe ? fe->value : NULL;
 	if (pf && pf->state == PF_WAIT && same_syn(pf, v)) {
 		/* A retransmission: the flow goes on (its deadline too). */
-		flag_syn(s, q, pf, p);
+		flag_syn(pd, out, pf, p);
 		return PENDING_AGAIN;
 	}
 	/*
@@ -329,9 +347,9 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 		   (pf->state == PF_WAIT && (pf->nheld > 0 || pf->passed))))
 		live = 1;
 	else
-		live = answered(s, p, v);
+		live = answered(pd, p, v);
 	if (live < 0) {
-		s->cnt.c[SC_integ_ct_error]++;
+		pd->cnt->c[SC_integ_ct_error]++;
 		return PENDING_REFUSED;
 	}
 	if (live > 0) {
@@ -340,31 +358,31 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 		 * with an ACK, and should the service have no socket for it
 		 * any more, the SYN would open a connection nobody checks.
 		 */
-		s->cnt.c[SC_integ_syn_live]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		pd->cnt->c[SC_integ_syn_live]++;
+		verdict_drop(out, p->id);
 		return PENDING_LIVE;
 	}
 	if (!fe) {
-		if (!holdacct_flow_ok(&s->acct, v->family, pkt_src(p->data, v))) {
-			s->cnt.c[SC_source_cap]++;
+		if (!holdacct_flow_ok(&pd->acct, v->family, pkt_src(p->data, v))) {
+			pd->cnt->c[SC_source_cap]++;
 			return PENDING_REFUSED;
 		}
-		if (s->pending.count >= s->pending.max && !evict_oldest(s, q, NULL, false)) {
-			log_peer(&s->rl_full, s->mono, LOG_WARNING,
+		if (pd->table.count >= pd->table.max && !evict_oldest(pd, out, NULL, false)) {
+			log_peer(pd->rl_full, pd->now, LOG_WARNING,
 				 "pending-flow table full (limits.flows, queue.maxlen): "
 				 "refusing new integrity knocks");
-			s->cnt.c[SC_flows_full]++;
+			pd->cnt->c[SC_flows_full]++;
 			return PENDING_REFUSED;
 		}
-		if (holdacct_flow_add(&s->acct, v->family, pkt_src(p->data, v)) < 0) {
-			s->cnt.c[SC_flows_full]++;
+		if (holdacct_flow_add(&pd->acct, v->family, pkt_src(p->data, v)) < 0) {
+			pd->cnt->c[SC_flows_full]++;
 			return PENDING_REFUSED;
 		}
 	}
-	fe = flow_insert(&s->pending, &k, s->mono + c->integrity_timeout, &created);
+	fe = flow_insert(&pd->table, &k, pd->now + c->integrity_timeout, &created);
 	if (!fe) {		/* cannot happen: room was made above */
-		holdacct_flow_del(&s->acct, v->family, pkt_src(p->data, v), 0);
-		s->cnt.c[SC_flows_full]++;
+		holdacct_flow_del(&pd->acct, v->family, pkt_src(p->data, v), 0);
+		pd->cnt->c[SC_flows_full]++;
 		return PENDING_REFUSED;
 	}
 	/*
@@ -373,7 +391,7 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 	 */
 	pf = fe->value;
 	memset(pf, 0, sizeof(*pf));
-	pf->order = s->next_order++;
+	pf->order = pd->next_order++;
 	pf->epoch = epoch;
 	pf->isn = v->seq;
 	pf->tsval = v->has_ts ? v->tsval : 0;
@@ -386,28 +404,27 @@ enum pending_start pending_start(struct server *s, struct nfqueue *q,
 	pf->rport = v->sport;
 	pf->dialled = *dialled;
 	integ_init(&pf->buf, v->seq, e->integrity_len);
-	fe->expires = s->mono + c->integrity_timeout;
-	flag_syn(s, q, pf, p);
+	fe->expires = pd->now + c->integrity_timeout;
+	flag_syn(pd, out, pf, p);
 	return PENDING_STARTED;
 }
 
-bool pending_knows(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v)
+bool pending_knows(struct pending *pd, const struct nfqueue_packet *p, const struct pkt_view *v)
 {
 	struct flow_key k;
 
 	flow_key_client(&k, v, p->data);
-	return flow_lookup(&s->pending, &k) != NULL;
+	return flow_lookup(&pd->table, &k) != NULL;
 }
 
-bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-		      const struct pkt_view *v)
+bool pending_requeued(struct pending *pd, const struct nfqueue_packet *p, const struct pkt_view *v)
 {
 	struct flow_key k;
 	struct flow_entry *fe;
 	struct pending_flow *pf;
 
 	flow_key_client(&k, v, p->data);
-	fe = flow_lookup(&s->pending, &k);
+	fe = flow_lookup(&pd->table, &k);
 	if (!fe)
 		return false;
 	pf = fe->value;
@@ -416,43 +433,42 @@ bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_
 	/* The one copy our REPEAT sent back: its entry carries the bit now. */
 	pf->echo = false;
 	pf->passed = true;
-	server_accept_syn(s, q, p);
 	return true;
 }
 
-bool pf_hold(struct server *s, struct nfqueue *q, struct flow_entry *fe,
+bool pf_hold(struct pending *pd, struct verdicts *out, struct flow_entry *fe,
 	     const struct nfqueue_packet *p, const struct pkt_view *v, bool reply)
 {
 	struct pending_flow *pf = fe->value;
 	uint32_t bytes = (uint32_t)(p->wirelen > p->caplen ? p->wirelen : p->caplen);
 	enum hold_check hc;
 
-	if (pf->nheld == MAX_HELD || pf->held_bytes + bytes > s->conf->hold_flow_bytes ||
-	    s->held_bytes + bytes > s->held_bytes_max) {
-		s->cnt.c[SC_hold_cap]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+	if (pf->nheld == MAX_HELD || pf->held_bytes + bytes > pd->conf->hold_flow_bytes ||
+	    pd->held_bytes + bytes > pd->held_bytes_max) {
+		pd->cnt->c[SC_hold_cap]++;
+		verdict_drop(out, p->id);
 		return false;
 	}
-	hc = holdacct_pkt_check(&s->acct, pf->family, pf->remote);
-	if (hc == HOLD_QUEUE_FULL && evict_oldest(s, q, fe, true))
-		hc = holdacct_pkt_check(&s->acct, pf->family, pf->remote);
+	hc = holdacct_pkt_check(&pd->acct, pf->family, pf->remote);
+	if (hc == HOLD_QUEUE_FULL && evict_oldest(pd, out, fe, true))
+		hc = holdacct_pkt_check(&pd->acct, pf->family, pf->remote);
 	if (hc != HOLD_OK) {
-		s->cnt.c[hc == HOLD_SOURCE_FULL ? SC_source_cap : SC_hold_cap]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		pd->cnt->c[hc == HOLD_SOURCE_FULL ? SC_source_cap : SC_hold_cap]++;
+		verdict_drop(out, p->id);
 		return false;
 	}
 	pf->held[pf->nheld++] = (struct held){ .id = p->id, .seq = v->seq, .bytes = bytes,
 					       .mark = p->mark, .reply = reply };
 	pf->held_bytes += bytes;
-	s->held_bytes += bytes;
-	holdacct_pkt_add(&s->acct, pf->family, pf->remote);
-	nfqueue_set_held(q, s->acct.pkts);
+	pd->held_bytes += bytes;
+	holdacct_pkt_add(&pd->acct, pf->family, pf->remote);
+	verdict_held(out, VQ_OWN, pd->acct.pkts);
 	return true;
 }
 
 struct expire_ctx {
-	struct server *s;
-	struct nfqueue *q;
+	struct pending *pd;
+	struct verdicts *out;
 	enum server_counter why;
 };
 
@@ -463,39 +479,42 @@ static void expire_one(struct flow_entry *fe, void *arg)
 
 	/* A finished flow's grace is simply over; the others fail closed. */
 	if (pf->state != PF_DONE) {
-		x->s->cnt.c[pf->state == PF_VERIFIED && x->why == SC_integ_timeout ?
+		x->pd->cnt->c[pf->state == PF_VERIFIED && x->why == SC_integ_timeout ?
 				    SC_integ_unacked : x->why]++;
-		pf_unhold(x->s, x->q, pf, false);
-		pf_abort(x->s, x->q, pf->family, pf->local, pf->lport, pf->remote, pf->rport,
-			 NULL, NULL);
+		pf_unhold(x->pd, x->out, pf, false);
+		pf_abort(x->pd, x->out, pf->family, pf->local, pf->lport, pf->remote, pf->rport,
+			 false);
 	}
 	/* flow_gc removes the entry itself. */
-	holdacct_flow_del(&x->s->acct, pf->family, pf->remote, 0);
+	holdacct_flow_del(&x->pd->acct, pf->family, pf->remote, 0);
 }
 
-void pending_expire(struct server *s, struct nfqueue *q, uint64_t now, enum server_counter why)
+void pending_expire(struct pending *pd, struct verdicts *out, uint64_t now,
+		    enum server_counter why)
 {
-	struct expire_ctx x = { s, q, why };
+	struct expire_ctx x = { pd, out, why };
 
-	flow_gc(&s->pending, now, expire_one, &x);
-	strays_gc(&s->strays, now);
+	pd->now = now;
+	flow_gc(&pd->table, now, expire_one, &x);
+	strays_gc(&pd->strays, now);
 }
 
-void pending_reload(struct server *s, struct nfqueue *q)
+void pending_reload(struct pending *pd, struct verdicts *out, uint64_t now)
 {
 	struct flow_entry *e;
 	size_t pos = 0;
 
+	pd->now = now;
 	/*
 	 * A flow still waiting for its bytes was knocked under the old
 	 * configuration, whose entry or key may be gone: it fails closed.  A
 	 * verified one needs nothing of the configuration any more (only the
 	 * bytes it keeps, and the mark bits, which a reload cannot change).
 	 */
-	while ((e = flow_next(&s->pending, &pos))) {
+	while ((e = flow_next(&pd->table, &pos))) {
 		if (((struct pending_flow *)e->value)->state != PF_WAIT)
 			continue;
-		s->cnt.c[SC_integ_reload]++;
-		pf_end(s, q, e, true, NULL, NULL);
+		pd->cnt->c[SC_integ_reload]++;
+		pf_end(pd, out, e, true, false);
 	}
 }

@@ -4,7 +4,8 @@
  *
  * Part of the server's data path (server.c decides SYNs and calls in here
  * for everything of a flow the rules queue because its conntrack entry
- * carries the integrity bit (marks.h)).  The guarantee: the service never reads a byte
+ * carries the integrity bit (marks.h)); the server owns the object, and
+ * acts on what it returns.  The guarantee: the service never reads a byte
  * of [ISN+1, ISN+1+integrity_len) that was not verified, and sends nothing
  * to the client (its banner) before the bytes are verified.
  *
@@ -40,15 +41,53 @@
 #ifndef KNOCKGW_PENDING_H
 #define KNOCKGW_PENDING_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "conf.h"
+#include "ctnl.h"
+#include "flowtable.h"
+#include "holdacct.h"
+#include "log.h"
 #include "nfq.h"
 #include "pkt.h"
-#include "server.h"
+#include "servercount.h"
+#include "strays.h"
+#include "verdict.h"
 
-/* Sizes the pending-flow table and the hold caps from c; 0 or -errno. */
-int pending_init(struct server *s, const struct conf *c, unsigned nqueues);
-void pending_free(struct server *s);
+/*
+ * The integrity flows of one queue thread, owned by its server: their
+ * table, what they hold, and the unknown flows' resets.  What it decides
+ * goes into out (verdict.h) or comes back as a result; it calls nothing of
+ * its owner's.  It counts into the owner's counters and logs through the
+ * owner's rate limits; now is the owner's clock, in seconds.
+ */
+struct pending {
+	const struct conf *conf;
+	struct server_counters *cnt;
+	struct ctnl *ct;		/* asks and clears a flow's conntrack bit (may be NULL) */
+	struct log_ratelimit *rl;	/* peers' events */
+	struct log_ratelimit *rl_full;	/* "table full" warnings */
+	struct flowtable table;		/* the flows (pending_int.h) */
+	struct holdacct acct;		/* held packets, per queue and per source */
+	struct strays strays;		/* unknown flows' segments: resets bounded */
+	size_t held_bytes, held_bytes_max;
+	uint64_t next_order;		/* flows in the order they started */
+	uint64_t now;			/* the clock of the call in progress */
+};
+
+/* Sizes the flow table and the hold caps from c; 0 or -errno. */
+int pending_init(struct pending *pd, const struct conf *c, unsigned nqueues,
+		 struct server_counters *cnt, struct ctnl *ct, struct log_ratelimit *rl,
+		 struct log_ratelimit *rl_full);
+void pending_free(struct pending *pd);
+
+/*
+ * The most entries a call below puts in out: every held packet's verdict,
+ * and per flow its held count and its abort, with room for the packet's own.
+ */
+size_t pending_verdicts_max(const struct pending *pd);
 
 enum pending_start {
 	PENDING_STARTED,	/* the flow (re)started: the SYN has its verdict */
@@ -66,34 +105,45 @@ enum pending_start {
  * or closing) starts nothing: a copy of a verified connection's SYN must
  * not put it under check again.  Refusals are counted here.
  */
-enum pending_start pending_start(struct server *s, struct nfqueue *q,
+enum pending_start pending_start(struct pending *pd, struct verdicts *out,
 				 const struct nfqueue_packet *p, const struct pkt_view *v, int pi,
-				 int key, uint64_t epoch, const struct dest *dialled);
+				 int key, uint64_t epoch, const struct dest *dialled, uint64_t now);
 
 /*
  * A SYN that may be the copy of one pending_start() sent back through our
- * chain to be flagged (REPEAT), with the ISN it was sent for: then given its
- * verdict (accept, not verified or counted again): true.  Only the one copy:
- * any other SYN goes through pending_start() again.
+ * chain to be flagged (REPEAT), with the ISN it was sent for: true, and the
+ * caller lets it through (not verified or counted again).  Only the one
+ * copy: any other SYN goes through pending_start() again.
  */
-bool pending_requeued(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+bool pending_requeued(struct pending *pd, const struct nfqueue_packet *p,
 		      const struct pkt_view *v);
 
 /* Is p (from the client) a segment of an integrity flow being checked? */
-bool pending_knows(struct server *s, const struct nfqueue_packet *p, const struct pkt_view *v);
+bool pending_knows(struct pending *pd, const struct nfqueue_packet *p, const struct pkt_view *v);
+
+enum pending_seg {
+	PENDING_SEG_DONE,	/* decided */
+	PENDING_SEG_FAILED,	/* decided: the flow's bytes failed their check, a refused knock */
+};
 
 /* A segment from the client of a flagged flow (not a SYN). */
-void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-		    const struct pkt_view *v, int pi);
+enum pending_seg pending_client(struct pending *pd, struct verdicts *out,
+				const struct nfqueue_packet *p, const struct pkt_view *v,
+				uint64_t now);
 
 /* A segment from the service of a flagged flow (queued in the output path). */
-void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-		   const struct pkt_view *v);
+void pending_reply(struct pending *pd, struct verdicts *out, const struct nfqueue_packet *p,
+		   const struct pkt_view *v, uint64_t now);
 
-/* Ends flows past their deadline (now = s->mono), counting them as why. */
-void pending_expire(struct server *s, struct nfqueue *q, uint64_t now, enum server_counter why);
+/* Ends flows past their deadline, counting them as why. */
+void pending_expire(struct pending *pd, struct verdicts *out, uint64_t now,
+		    enum server_counter why);
 
-/* Before a reload: flows still waiting for their bytes fail closed (counted). */
-void pending_reload(struct server *s, struct nfqueue *q);
+/*
+ * Before a reload: flows still waiting for their bytes fail closed
+ * (counted).  Then pending_set_conf() with the new configuration.
+ */
+void pending_reload(struct pending *pd, struct verdicts *out, uint64_t now);
+void pending_set_conf(struct pending *pd, const struct conf *c, unsigned nqueues);
 
 #endif

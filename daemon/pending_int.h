@@ -14,7 +14,8 @@
 #include "log.h"
 #include "nfq.h"
 #include "pkt.h"
-#include "server.h"
+#include "pending.h"
+#include "verdict.h"
 
 enum {
 	MAX_HELD = 32,			/* segments held per integrity flow */
@@ -34,7 +35,7 @@ struct held {
 /* One integrity flow; the key is client address/port -> local address/port. */
 struct pending_flow {
 	uint64_t epoch;
-	uint64_t order;			/* s->next_order when it started: eviction age */
+	uint64_t order;			/* pd->next_order when it started: eviction age */
 	uint32_t isn, tsval;
 	uint16_t protect, key;
 	int family;
@@ -53,43 +54,45 @@ struct pending_flow {
 };
 
 /* Is our code in mark this one? */
-bool pf_has_code(const struct server *s, uint32_t mark, uint32_t code);
+bool pf_has_code(const struct pending *pd, uint32_t mark, uint32_t code);
 
-/* Lets a packet go, our code off where a rule put one (pending.c). */
-void pf_accept(const struct server *s, struct nfqueue *q, uint32_t id, uint32_t mark);
+/* Lets a packet go (q: its own queue, or held), our code off where a rule put one. */
+void pf_accept(const struct pending *pd, struct verdicts *out, enum verdict_queue q, uint32_t id,
+	       uint32_t mark);
 
 /*
  * Holds packet p of flow fe (caps permitting); false when it was dropped at
  * a cap instead (counted: the sender retransmits it later).
  */
-bool pf_hold(struct server *s, struct nfqueue *q, struct flow_entry *fe,
+bool pf_hold(struct pending *pd, struct verdicts *out, struct flow_entry *fe,
 	     const struct nfqueue_packet *p, const struct pkt_view *v, bool reply);
 
 /* Every held packet of pf gets its verdict: passed (in order) or dropped. */
-void pf_unhold(struct server *s, struct nfqueue *q, struct pending_flow *pf, bool ok);
+void pf_unhold(struct pending *pd, struct verdicts *out, struct pending_flow *pf, bool ok);
 
 /*
- * Ends a flow.  fail: what is held is dropped and both ends are reset (p, v:
- * the client's segment that failed it, or NULL); else what is held passes.
- * The entry is removed (flow_remove never moves others).
+ * Ends a flow.  fail: what is held is dropped and both ends are reset
+ * (answer: the client's segment being decided failed it, and gets the
+ * closed-port RST if there is no socket to abort); else what is held
+ * passes.  The entry is removed (flow_remove never moves others).
  */
-void pf_end(struct server *s, struct nfqueue *q, struct flow_entry *fe, bool fail,
-	    const struct nfqueue_packet *p, const struct pkt_view *v);
+void pf_end(struct pending *pd, struct verdicts *out, struct flow_entry *fe, bool fail,
+	    bool answer);
 
 /*
- * Resets the connection local:lport <-> remote:rport at both ends (verdicts
- * flushed first); p, v: a segment of it to answer with the closed-port RST
- * when there is no socket to abort, or NULL.
+ * Resets the connection local:lport <-> remote:rport at both ends (an
+ * abort in out, carried out after the verdicts before it are sent); answer:
+ * the segment being decided is one of it, to answer with the closed-port
+ * RST when there is no socket to abort.
  */
-void pf_abort(struct server *s, struct nfqueue *q, int family, const uint8_t *local,
-	      uint16_t lport, const uint8_t *remote, uint16_t rport,
-	      const struct nfqueue_packet *p, const struct pkt_view *v);
+void pf_abort(struct pending *pd, struct verdicts *out, int family, const uint8_t *local,
+	      uint16_t lport, const uint8_t *remote, uint16_t rport, bool answer);
 
 /* A line about the flow for the log (rate-limited, peer-triggered). */
-void pf_log(struct server *s, const struct pending_flow *pf, const char *what);
+void pf_log(struct pending *pd, const struct pending_flow *pf, const char *what);
 
 /* pf_log() of an event log tools act on (kind): the same line, with the journal's fields. */
-void pf_log_event(struct server *s, const struct pending_flow *pf, enum log_event_kind kind,
+void pf_log_event(struct pending *pd, const struct pending_flow *pf, enum log_event_kind kind,
 		  const char *what);
 
 #endif

@@ -36,18 +36,18 @@ static void flow_key_reply(struct flow_key *k, const struct pkt_view *v, const u
  * local/remote: the service's and the client's ends; p, v: a client's
  * segment to answer when there is no socket, or NULL.
  */
-static void unknown_flow(struct server *s, struct nfqueue *q, uint32_t id, int family,
+static void unknown_flow(struct pending *pd, struct verdicts *out, uint32_t id, int family,
 			 const uint8_t *local, uint16_t lport, const uint8_t *remote,
-			 uint16_t rport, const struct nfqueue_packet *p, const struct pkt_view *v)
+			 uint16_t rport, bool answer)
 {
-	s->cnt.c[SC_integ_unknown]++;
-	nfqueue_verdict(q, id, NFQUEUE_DROP);
-	if (strays_check(&s->strays, family, remote, local, rport, lport, s->mono) ==
+	pd->cnt->c[SC_integ_unknown]++;
+	verdict_drop(out, id);
+	if (strays_check(&pd->strays, family, remote, local, rport, lport, pd->now) ==
 	    STRAY_DROP_QUIET) {
-		s->cnt.c[SC_integ_stray_quiet]++;
+		pd->cnt->c[SC_integ_stray_quiet]++;
 		return;
 	}
-	pf_abort(s, q, family, local, lport, remote, rport, p, v);
+	pf_abort(pd, out, family, local, lport, remote, rport, answer);
 }
 
 /*
@@ -61,39 +61,38 @@ static void unknown_flow(struct server *s, struct nfqueue *q, uint32_t id, int f
  * ask, STILL_ASKS times a second per flow at most (more fail as "cannot
  * tell").  1 yes, 0 no, -errno: cannot tell.
  */
-static int still_flagged(struct server *s, struct pending_flow *pf)
+static int still_flagged(struct pending *pd, struct pending_flow *pf)
 {
 	struct ct_flow f = { .family = pf->family, .sport = pf->rport, .dport = pf->lport };
 	size_t alen = pf->family == AF_INET6 ? 16 : 4;
 	struct ct_info ci;
 	int r;
 
-	if (pf->ask_second != s->mono) {
-		pf->ask_second = s->mono;
+	if (pf->ask_second != pd->now) {
+		pf->ask_second = pd->now;
 		pf->asks = 0;
 	}
-	if (!s->ct || pf->asks >= STILL_ASKS)
+	if (!pd->ct || pf->asks >= STILL_ASKS)
 		return -EAGAIN;
 	pf->asks++;
 	memcpy(f.src, pf->remote, alen);
 	memcpy(f.dst, pf->local, alen);
-	r = ctnl_get(s->ct, &f, &ci);
+	r = ctnl_get(pd->ct, &f, &ci);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
 		return r;
-	return (ci.mark & s->conf->marks.ct_integ) != 0;
+	return (ci.mark & pd->conf->marks.ct_integ) != 0;
 }
 
 /* Fails flow fe for p (dropped first), counted as why, logged as what. */
-static void fail_flow(struct server *s, struct nfqueue *q, struct flow_entry *fe,
-		      const struct nfqueue_packet *p, const struct pkt_view *v,
-		      enum server_counter why, const char *what)
+static void fail_flow(struct pending *pd, struct verdicts *out, struct flow_entry *fe,
+		      const struct nfqueue_packet *p, enum server_counter why, const char *what)
 {
-	s->cnt.c[why]++;
-	pf_log(s, fe->value, what);
-	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-	pf_end(s, q, fe, true, p, v);
+	pd->cnt->c[why]++;
+	pf_log(pd, fe->value, what);
+	verdict_drop(out, p->id);
+	pf_end(pd, out, fe, true, true);
 }
 
 /* Are all bytes of the integrity range this segment covers in the capture? */
@@ -106,29 +105,31 @@ static bool window_captured(const struct pending_flow *pf, const struct pkt_view
 		 off + (int64_t)v->payload_caplen < pf->buf.need);
 }
 
-/* WAIT: every byte of the range is in; verify, then pass or fail the flow. */
-static void check_bytes(struct server *s, struct nfqueue *q, struct flow_entry *fe,
-			const struct nfqueue_packet *p, const struct pkt_view *v)
+/*
+ * WAIT: every byte of the range is in; verify, then pass or fail the flow.
+ * False when the bytes failed: a refused knock, for the owner to count.
+ */
+static bool check_bytes(struct pending *pd, struct verdicts *out, struct flow_entry *fe)
 {
 	struct pending_flow *pf = fe->value;
-	const struct conf_protect *e = &s->conf->protect[pf->protect];
+	const struct conf_protect *e = &pd->conf->protect[pf->protect];
 	struct isn_input in = { .family = pf->dialled.family, .dst = pf->dialled.addr,
 				.port = pf->dialled.port, .tsval = pf->tsval };
 	struct verify_params vp = { .mode = e->mode, .integrity_len = e->integrity_len,
 				    .window = e->window };
 
-	if (verify_payload(&s->conf->keyring.keys[pf->key], &vp, &in, pf->isn, pf->epoch,
+	if (verify_payload(&pd->conf->keyring.keys[pf->key], &vp, &in, pf->isn, pf->epoch,
 			   pf->buf.data) != VERIFY_OK) {
-		s->cnt.c[SC_integ_fail]++;
-		server_note_refusal(s, pf->family, pf->remote);
-		pf_log_event(s, pf, LOG_EV_INTEGRITY_FAILED, "integrity check failed, connection reset");
-		pf_end(s, q, fe, true, p, v);
-		return;
+		pd->cnt->c[SC_integ_fail]++;
+		pf_log_event(pd, pf, LOG_EV_INTEGRITY_FAILED, "integrity check failed, connection reset");
+		pf_end(pd, out, fe, true, true);
+		return false;
 	}
-	s->cnt.c[SC_integ_ok]++;
-	pf_unhold(s, q, pf, true);
+	pd->cnt->c[SC_integ_ok]++;
+	pf_unhold(pd, out, pf, true);
 	pf->state = PF_VERIFIED;
-	fe->expires = s->mono + s->conf->integrity_timeout;
+	fe->expires = pd->now + pd->conf->integrity_timeout;
+	return true;
 }
 
 /*
@@ -156,8 +157,9 @@ static bool breaks_range(const struct pending_flow *pf, const struct pkt_view *v
 	return false;
 }
 
-void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-		    const struct pkt_view *v, int pi)
+enum pending_seg pending_client(struct pending *pd, struct verdicts *out,
+				const struct nfqueue_packet *p, const struct pkt_view *v,
+				uint64_t now)
 {
 	struct flow_key k;
 	struct flow_entry *fe;
@@ -165,65 +167,65 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 	enum server_counter why;
 	const char *what;
 
-	(void)pi;
+	pd->now = now;
 	flow_key_client(&k, v, p->data);
-	fe = flow_lookup(&s->pending, &k);
-	if (!fe && pf_has_code(s, p->mark, s->conf->marks.invalid)) {
+	fe = flow_lookup(&pd->table, &k);
+	if (!fe && pf_has_code(pd, p->mark, pd->conf->marks.invalid)) {
 		/*
 		 * Conntrack called it invalid (it carries no entry, so no flag),
 		 * and it belongs to no flow being checked: it goes on to TCP as
 		 * it would without us, unless its flow is one we reset lately
 		 * (the service's socket may have outlived the abort).
 		 */
-		if (strays_recent(&s->strays, v->family, pkt_src(p->data, v), pkt_dst(p->data, v),
-				  v->sport, v->dport, s->mono)) {
-			s->cnt.c[SC_integ_unknown]++;
-			s->cnt.c[SC_integ_stray_quiet]++;
-			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-			return;
+		if (strays_recent(&pd->strays, v->family, pkt_src(p->data, v), pkt_dst(p->data, v),
+				  v->sport, v->dport, pd->now)) {
+			pd->cnt->c[SC_integ_unknown]++;
+			pd->cnt->c[SC_integ_stray_quiet]++;
+			verdict_drop(out, p->id);
+			return PENDING_SEG_DONE;
 		}
-		pf_accept(s, q, p->id, p->mark);
-		return;
+		pf_accept(pd, out, VQ_OWN, p->id, p->mark);
+		return PENDING_SEG_DONE;
 	}
-	if (fe && pf_has_code(s, p->mark, s->conf->marks.noconn)) {
+	if (fe && pf_has_code(pd, p->mark, pd->conf->marks.noconn)) {
 		/*
 		 * Conntrack lost the flow's entry (flushed, evicted): the flag
 		 * that brings its segments here is gone with it, so nothing
 		 * after this one would be checked.  Failed closed.
 		 */
-		fail_flow(s, q, fe, p, v, SC_integ_lost, "conntrack lost the flow, reset");
-		return;
+		fail_flow(pd, out, fe, p, SC_integ_lost, "conntrack lost the flow, reset");
+		return PENDING_SEG_DONE;
 	}
-	if (fe && pf_has_code(s, p->mark, s->conf->marks.invalid) &&
+	if (fe && pf_has_code(pd, p->mark, pd->conf->marks.invalid) &&
 	    ((struct pending_flow *)fe->value)->state == PF_WAIT) {
-		switch (still_flagged(s, fe->value)) {
+		switch (still_flagged(pd, fe->value)) {
 		case 1:
 			break;
 		case 0:
-			fail_flow(s, q, fe, p, v, SC_integ_lost, "conntrack lost the flow, reset");
-			return;
+			fail_flow(pd, out, fe, p, SC_integ_lost, "conntrack lost the flow, reset");
+			return PENDING_SEG_DONE;
 		default:
 			/* Cannot tell now: the sender retransmits it. */
-			s->cnt.c[SC_hold_cap]++;
-			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-			return;
+			pd->cnt->c[SC_hold_cap]++;
+			verdict_drop(out, p->id);
+			return PENDING_SEG_DONE;
 		}
 	}
 	if (!fe) {
 		/* An RST of a flow we do not know resets nothing more. */
 		if (v->flags & TCP_RST) {
-			s->cnt.c[SC_integ_unknown]++;
-			nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-			return;
+			pd->cnt->c[SC_integ_unknown]++;
+			verdict_drop(out, p->id);
+			return PENDING_SEG_DONE;
 		}
-		unknown_flow(s, q, p->id, v->family, pkt_dst(p->data, v), v->dport,
-			     pkt_src(p->data, v), v->sport, p, v);
-		return;
+		unknown_flow(pd, out, p->id, v->family, pkt_dst(p->data, v), v->dport,
+			     pkt_src(p->data, v), v->sport, true);
+		return PENDING_SEG_DONE;
 	}
 	pf = fe->value;
 	if (pf->state == PF_DONE) {
-		pf_accept(s, q, p->id, p->mark);
-		return;
+		pf_accept(pd, out, VQ_OWN, p->id, p->mark);
+		return PENDING_SEG_DONE;
 	}
 	if (v->flags & TCP_RST) {
 		/*
@@ -235,29 +237,29 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		 * taken yet must still be the ones it reads), until the
 		 * service's acknowledgement or the timeout.
 		 */
-		pf_accept(s, q, p->id, p->mark);
+		pf_accept(pd, out, VQ_OWN, p->id, p->mark);
 		if (pf->state == PF_WAIT)
-			pf_end(s, q, fe, true, NULL, NULL);
-		return;
+			pf_end(pd, out, fe, true, false);
+		return PENDING_SEG_DONE;
 	}
 	if (breaks_range(pf, v, &why, &what)) {
-		fail_flow(s, q, fe, p, v, why, what);
-		return;
+		fail_flow(pd, out, fe, p, why, what);
+		return PENDING_SEG_DONE;
 	}
 	if (v->payload_len == 0 && (pf->state != PF_WAIT || !(v->flags & TCP_FIN))) {
 		/*
 		 * The handshake's ACK and bare ACKs carry nothing to check; a
 		 * bare FIN waits with the bytes (below) until they verify.
 		 */
-		pf_accept(s, q, p->id, p->mark);
-		return;
+		pf_accept(pd, out, VQ_OWN, p->id, p->mark);
+		return PENDING_SEG_DONE;
 	}
 	if (!window_captured(pf, v)) {
 		/* Bytes of the range we cannot see: they cannot be checked. */
-		s->cnt.c[SC_integ_short_capture]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-		pf_end(s, q, fe, true, p, v);
-		return;
+		pd->cnt->c[SC_integ_short_capture]++;
+		verdict_drop(out, p->id);
+		pf_end(pd, out, fe, true, true);
+		return PENDING_SEG_DONE;
 	}
 	enum integ_status st = integ_add(&pf->buf, v->seq, p->data + v->payload_off,
 					 v->payload_caplen);
@@ -267,18 +269,19 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
 		 * verified (VERIFIED: the service may not have taken the
 		 * verified copy; this one it would).
 		 */
-		fail_flow(s, q, fe, p, v, SC_integ_conflict, "conflicting retransmission, reset");
-		return;
+		fail_flow(pd, out, fe, p, SC_integ_conflict, "conflicting retransmission, reset");
+		return PENDING_SEG_DONE;
 	}
 	if (pf->state == PF_VERIFIED) {
 		/* What it carries of the range is the verified bytes again. */
-		pf_accept(s, q, p->id, p->mark);
-		return;
+		pf_accept(pd, out, VQ_OWN, p->id, p->mark);
+		return PENDING_SEG_DONE;
 	}
-	if (!pf_hold(s, q, fe, p, v, false))
-		return;
-	if (st == INTEG_COMPLETE)
-		check_bytes(s, q, fe, p, v);
+	if (!pf_hold(pd, out, fe, p, v, false))
+		return PENDING_SEG_DONE;
+	if (st == INTEG_COMPLETE && !check_bytes(pd, out, fe))
+		return PENDING_SEG_FAILED;
+	return PENDING_SEG_DONE;
 }
 
 /*
@@ -287,7 +290,7 @@ void pending_client(struct server *s, struct nfqueue *q, const struct nfqueue_pa
  * service's segments tries again, and the checks go on meanwhile); an
  * entry conntrack no longer has needs no clearing.
  */
-static bool unflag(struct server *s, const struct pending_flow *pf)
+static bool unflag(struct pending *pd, const struct pending_flow *pf)
 {
 	struct ct_flow f = { .family = pf->family, .sport = pf->rport, .dport = pf->lport };
 	size_t alen = pf->family == AF_INET6 ? 16 : 4;
@@ -295,22 +298,23 @@ static bool unflag(struct server *s, const struct pending_flow *pf)
 
 	memcpy(f.src, pf->remote, alen);
 	memcpy(f.dst, pf->local, alen);
-	r = s->ct ? ctnl_set_mark(s->ct, &f, 0, s->conf->marks.ct_integ) : -ENOTSUP;
+	r = pd->ct ? ctnl_set_mark(pd->ct, &f, 0, pd->conf->marks.ct_integ) : -ENOTSUP;
 	if (r == 0 || r == -ENOENT)
 		return true;
-	s->cnt.c[SC_integ_unflag_error]++;
+	pd->cnt->c[SC_integ_unflag_error]++;
 	return false;
 }
 
-void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-		   const struct pkt_view *v)
+void pending_reply(struct pending *pd, struct verdicts *out, const struct nfqueue_packet *p,
+		   const struct pkt_view *v, uint64_t now)
 {
 	struct flow_key k;
 	struct flow_entry *fe;
 	struct pending_flow *pf;
 
+	pd->now = now;
 	flow_key_reply(&k, v, p->data);
-	fe = flow_lookup(&s->pending, &k);
+	fe = flow_lookup(&pd->table, &k);
 	if (!fe) {
 		/*
 		 * Without data (an ACK, the RST of a socket we aborted) it tells
@@ -320,8 +324,8 @@ void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		 */
 		if (v->payload_len == 0 || (v->flags & TCP_RST))
 			goto accept;
-		unknown_flow(s, q, p->id, v->family, pkt_src(p->data, v), v->sport,
-			     pkt_dst(p->data, v), v->dport, NULL, NULL);
+		unknown_flow(pd, out, p->id, v->family, pkt_src(p->data, v), v->sport,
+			     pkt_dst(p->data, v), v->dport, false);
 		return;
 	}
 	pf = fe->value;
@@ -329,22 +333,22 @@ void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	case PF_WAIT:
 		if (v->flags & TCP_RST) {
 			/* The service gave up: nothing held of this flow may follow. */
-			pf_accept(s, q, p->id, p->mark);
-			pf_end(s, q, fe, true, NULL, NULL);
+			pf_accept(pd, out, VQ_OWN, p->id, p->mark);
+			pf_end(pd, out, fe, true, false);
 			return;
 		}
 		/* The service's first bytes (a banner) wait for the client's. */
 		if (v->payload_len > 0) {
-			pf_hold(s, q, fe, p, v, true);
+			pf_hold(pd, out, fe, p, v, true);
 			return;
 		}
 		break;
 	case PF_VERIFIED:
 		if ((v->flags & TCP_ACK) && (int32_t)(v->ack - (pf->buf.base + pf->buf.need)) >= 0 &&
-		    unflag(s, pf)) {
+		    unflag(pd, pf)) {
 			/* The service's TCP has every verified byte: checking ends. */
 			pf->state = PF_DONE;
-			fe->expires = s->mono + RELEASE_GRACE;
+			fe->expires = pd->now + RELEASE_GRACE;
 		}
 		break;
 	case PF_DONE:
@@ -352,5 +356,5 @@ void pending_reply(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 	}
 accept:
 	/* It came with the reply code, which pf_accept takes off. */
-	pf_accept(s, q, p->id, p->mark);
+	pf_accept(pd, out, VQ_OWN, p->id, p->mark);
 }

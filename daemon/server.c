@@ -1,18 +1,22 @@
 /*
  * server.c - the server role's data path (see server.h).
  *
- * Reading order: server_packet() is the whole path for one packet: parse,
- * find the protect entry, then either a SYN (verify the ISN against the
- * entry's keys, for the SYN's own destination and the entry's public ones;
- * check for a replay; let it through or answer like a closed port) or a
- * segment of an integrity flow, either way (pending.c).
+ * Reading order: server_packet() is the whole path for one packet the
+ * door parsed (door.h): find the protect entry, then either a SYN (verify
+ * the ISN against the entry's keys, for the SYN's own destination and the
+ * entry's public ones; check for a replay; let it through or answer like
+ * a closed port) or a segment of an integrity flow, either way (the
+ * pending object, pending.h, which returns what it decided).  Every
+ * decision goes into the caller's list (verdict.h), which the door
+ * carries out.
  *
  * A packet that does not get through gets what a closed port gives, one
  * name per case: refuse_knock() counts a SYN without a valid knock, then
  * mimic_closed_port() answers as the entry's on_fail says (the kernel's RST
  * or silence): a new connection (NEWSYN) goes on to the nat rule's closed
  * port, anything else is dropped and answered by server_send_closed_rst(),
- * which sends the RST itself (also for pending.c's pf_abort());
+ * which sends the RST itself (also for an integrity flow's abort, when
+ * there is no socket to destroy: server_abort());
  * answer_unlistened_port() is closed_ports "daemon" for a port nobody
  * listens on: the same work and the same mimic_closed_port() as a probe of
  * a protected port, and the kernel, or our RST, answers as the closed port
@@ -113,7 +117,7 @@ int server_init(struct server *s, const struct conf *c, struct replay *replay,
 	guess_params_of(c, &gp);
 	if (guess_init(&s->guess, &gp, GUESS_SOURCES) < 0)
 		return -ENOMEM;
-	r = pending_init(s, c, nqueues);
+	r = pending_init(&s->pending, c, nqueues, &s->cnt, ct, &s->rl, &s->rl_full);
 	if (r < 0)
 		guess_free(&s->guess);
 	return r;
@@ -121,7 +125,7 @@ int server_init(struct server *s, const struct conf *c, struct replay *replay,
 
 void server_free(struct server *s)
 {
-	pending_free(s);
+	pending_free(&s->pending);
 	guess_free(&s->guess);
 }
 
@@ -161,11 +165,21 @@ void server_send_closed_rst(struct server *s, const struct nfqueue_packet *p,
 		s->cnt.c[SC_rst_send_error]++;
 }
 
-void server_accept_syn(const struct server *s, struct nfqueue *q, const struct nfqueue_packet *p)
+void server_abort(struct server *s, const struct verdict_abort *a, const struct nfqueue_packet *p,
+		  const struct pkt_view *v)
+{
+	int r = s->sk ? sockkill_destroy(s->sk, a->family, a->local, a->lport, a->remote, a->rport)
+		      : -ENOTSUP;
+
+	if (r < 0 && a->answer && p)
+		server_send_closed_rst(s, p, v);
+}
+
+void server_accept_syn(const struct server *s, struct verdicts *out, const struct nfqueue_packet *p)
 {
 	const struct kgw_marks *m = &s->conf->marks;
 
-	nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, kgw_mark_own(m, p->mark) | m->accepted);
+	verdict_give_mark(out, p->id, NFQUEUE_ACCEPT, kgw_mark_own(m, p->mark) | m->accepted);
 }
 
 /*
@@ -176,15 +190,14 @@ void server_accept_syn(const struct server *s, struct nfqueue *q, const struct n
  * should the kernel take it after all, TCP drops it instead of answering,
  * and a refused packet never reaches the service either way.
  */
-static bool let_kernel_discard(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-			       const struct pkt_view *v)
+static bool let_kernel_discard(struct server *s, struct verdicts *out,
+			       const struct nfqueue_packet *p, const struct pkt_view *v)
 {
 	if (!v->v6_discarded || p->caplen != p->wirelen)
 		return false;
 	p->data[v->l4_off + TCP_CSUM_OFF] ^= CSUM_SPOIL;
 	p->data[v->l4_off + TCP_CSUM_OFF + 1] ^= CSUM_SPOIL;
-	nfqueue_verdict_pkt(q, p->id, NFQUEUE_ACCEPT, p->data, p->caplen,
-			    kgw_mark_own(&s->conf->marks, p->mark));
+	verdict_replace(out, p->id, p->data, p->caplen, kgw_mark_own(&s->conf->marks, p->mark));
 	s->cnt.c[SC_v6_discarded]++;
 	return true;
 }
@@ -195,12 +208,13 @@ static bool let_kernel_discard(struct server *s, struct nfqueue *q, const struct
  * a closed port.  closed: p is a probe of a port nobody listens on
  * (answer_unlistened_port), which takes the same path.
  */
-static void mimic_closed_port(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
-			      const struct pkt_view *v, enum on_fail how, bool closed)
+static void mimic_closed_port(struct server *s, struct verdicts *out,
+			      const struct nfqueue_packet *p, const struct pkt_view *v,
+			      enum on_fail how, bool closed)
 {
 	const struct kgw_marks *m = &s->conf->marks;
 
-	if (how == ON_FAIL_RESET && let_kernel_discard(s, q, p, v))
+	if (how == ON_FAIL_RESET && let_kernel_discard(s, out, p, v))
 		return;
 	/*
 	 * A new connection from outside (the rule marked it NEWSYN: a SYN, or
@@ -215,11 +229,11 @@ static void mimic_closed_port(struct server *s, struct nfqueue *q, const struct 
 	 * nat rule cannot redirect: the RST is ours.
 	 */
 	if (how == ON_FAIL_RESET && kgw_mark_code(m, p->mark) == m->newsyn) {
-		nfqueue_verdict_mark(q, p->id, NFQUEUE_ACCEPT, kgw_mark_own(m, p->mark));
+		verdict_give_mark(out, p->id, NFQUEUE_ACCEPT, kgw_mark_own(m, p->mark));
 		s->cnt.c[closed ? SC_closed : SC_nat_refusals]++;
 		return;
 	}
-	nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+	verdict_drop(out, p->id);
 	if (how == ON_FAIL_RESET)
 		server_send_closed_rst(s, p, v);
 	if (closed)
@@ -227,7 +241,7 @@ static void mimic_closed_port(struct server *s, struct nfqueue *q, const struct 
 }
 
 /* A SYN to protected entry pi that is not let through: counted as why, then mimic_closed_port. */
-static void refuse_knock(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+static void refuse_knock(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
 			 const struct pkt_view *v, int pi, enum server_counter why)
 {
 	char src[INET6_ADDRSTRLEN];
@@ -244,7 +258,7 @@ static void refuse_knock(struct server *s, struct nfqueue *q, const struct nfque
 			       "refused SYN from %s port %u to port %u: %s", src, v->sport, v->dport,
 			       server_counter_name(why));
 	}
-	mimic_closed_port(s, q, p, v, s->conf->protect[pi].on_fail, false);
+	mimic_closed_port(s, out, p, v, s->conf->protect[pi].on_fail, false);
 }
 
 /*
@@ -354,7 +368,7 @@ static int verify_work(struct server *s, const struct conf_protect *e, const str
 	return matched;
 }
 
-static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p,
+static void handle_syn(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
 		       const struct pkt_view *v, int pi)
 {
 	const struct conf *c = s->conf;
@@ -366,18 +380,21 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	int matched;
 	char a[INET6_ADDRSTRLEN];
 
-	if (e->integrity_len > 0 && pending_requeued(s, q, p, v))
+	if (e->integrity_len > 0 && pending_requeued(&s->pending, p, v)) {
+		/* The one copy our REPEAT sent back: its entry carries the bit now. */
+		server_accept_syn(s, out, p);
 		return;
+	}
 	if (guess_penalized(&s->guess, v->family, src, s->mono)) {
 		/* Serving a guessing penalty: not even verified (guess.h). */
 		s->cnt.c[SC_penalized]++;
 		s->cnt.port_refused[pi]++;
-		mimic_closed_port(s, q, p, v, e->on_fail, false);
+		mimic_closed_port(s, out, p, v, e->on_fail, false);
 		return;
 	}
 	matched = verify_work(s, e, v, p->data, &vm, &dialled);
 	if (matched < 0) {
-		refuse_knock(s, q, p, v, pi, SC_syn_refused);
+		refuse_knock(s, out, p, v, pi, SC_syn_refused);
 		return;
 	}
 	/*
@@ -385,7 +402,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	 * verification as any other, so the time taken tells nothing.
 	 */
 	if (!v->has_ts && e->timestamps == TIMESTAMPS_REQUIRED) {
-		refuse_knock(s, q, p, v, pi, SC_ts_missing);
+		refuse_knock(s, out, p, v, pi, SC_ts_missing);
 		return;
 	}
 	/*
@@ -393,7 +410,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 	 * handshake, before any check: in integrity mode it is not a knock.
 	 */
 	if (e->integrity_len > 0 && v->payload_len > 0) {
-		refuse_knock(s, q, p, v, pi, SC_integ_syn_data);
+		refuse_knock(s, out, p, v, pi, SC_integ_syn_data);
 		return;
 	}
 
@@ -418,16 +435,17 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 
 		if (replay_check(s->replay, &rk, s->mono, e->replay_ttl, &room) ==
 		    REPLAY_OTHER_SOURCE) {
-			refuse_knock(s, q, p, v, pi, SC_replay_refused);
+			refuse_knock(s, out, p, v, pi, SC_replay_refused);
 			return;
 		}
 		note_displaced(s, &room);
 	}
 
 	if (e->integrity_len == 0) {
-		server_accept_syn(s, q, p);
+		server_accept_syn(s, out, p);
 	} else {
-		switch (pending_start(s, q, p, v, pi, matched, vm.epoch, &dialled)) {
+		switch (pending_start(&s->pending, out, p, v, pi, matched, vm.epoch, &dialled,
+				      s->mono)) {
 		case PENDING_STARTED:
 			break;
 		case PENDING_AGAIN:
@@ -439,7 +457,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
 		case PENDING_REFUSED:
 			/* No room for its flow (counted there): refused like any other. */
 			s->cnt.port_refused[pi]++;
-			mimic_closed_port(s, q, p, v, e->on_fail, false);
+			mimic_closed_port(s, out, p, v, e->on_fail, false);
 			return;
 		}
 	}
@@ -464,7 +482,7 @@ static void handle_syn(struct server *s, struct nfqueue *q, const struct nfqueue
  * a new connection goes on, for the kernel to answer as the closed port it
  * is; a FIN/NULL/Xmas probe gets our RST.
  */
-static void answer_unlistened_port(struct server *s, struct nfqueue *q,
+static void answer_unlistened_port(struct server *s, struct verdicts *out,
 				   const struct nfqueue_packet *p, const struct pkt_view *v)
 {
 	struct verify_match vm;
@@ -476,53 +494,43 @@ static void answer_unlistened_port(struct server *s, struct nfqueue *q,
 		/* A refusal's lookup in the guessing table, counting nothing. */
 		s->pad_sink += guess_known(&s->guess, v->family, pkt_src(p->data, v));
 	}
-	mimic_closed_port(s, q, p, v, ON_FAIL_RESET, true);
+	mimic_closed_port(s, out, p, v, ON_FAIL_RESET, true);
 }
 
-bool server_wants(const struct server *s, const struct nfqueue_packet *p)
+bool server_is_reply(const struct server *s, const struct nfqueue_packet *p,
+		     const struct pkt_view *v)
 {
-	struct pkt_view v;
-
-	switch (p->hook) {
-	case NF_INET_PRE_ROUTING:
-		return true;
-	case NF_INET_LOCAL_IN:
-		/*
-		 * input_closed's probes have neither ACK nor RST; the client's
-		 * incoming user-path segments, queued at input too, always have
-		 * one of them.
-		 */
-		return pkt_parse(p->data, p->caplen, &v) == PKT_OK &&
-		       !(v.flags & (TCP_ACK | TCP_RST));
-	case NF_INET_POST_ROUTING:
-		return kgw_mark_code(&s->conf->marks, p->mark) == s->conf->marks.reply &&
-		       pkt_parse(p->data, p->caplen, &v) == PKT_OK &&
-		       match_reply(s->conf, v.family, pkt_src(p->data, &v), v.sport) >= 0;
-	default:
-		return false;
-	}
+	return kgw_mark_code(&s->conf->marks, p->mark) == s->conf->marks.reply &&
+	       match_reply(s->conf, v->family, pkt_src(p->data, v), v->sport) >= 0;
 }
 
-void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_packet *p)
+void server_malformed(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
+		      enum pkt_drop why)
+{
+	/* The kernel's TCP would discard it as well: drop, count. */
+	s->cnt.pkt_drop[why]++;
+	verdict_drop(out, p->id);
+}
+
+/*
+ * A segment from the client of an integrity flow: pending.c decides; bytes
+ * that failed their check are a refused knock, counted against the source.
+ */
+static void integrity_segment(struct server *s, struct verdicts *out,
+			      const struct nfqueue_packet *p, const struct pkt_view *v)
+{
+	if (pending_client(&s->pending, out, p, v, s->mono) == PENDING_SEG_FAILED)
+		server_note_refusal(s, v->family, pkt_src(p->data, v));
+}
+
+void server_packet(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
+		   const struct pkt_view *pv)
 {
 	const struct kgw_marks *m = &s->conf->marks;
-	struct pkt_view v;
-	enum pkt_drop why;
+	const struct pkt_view v = *pv;
 	uint32_t code;
 	int pi;
 
-	why = pkt_parse(p->data, p->caplen, &v);
-	if (why != PKT_OK) {
-		/* The kernel's TCP would discard it as well: drop, count. */
-		s->cnt.pkt_drop[why]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
-		return;
-	}
-	if (p->hook == NF_INET_POST_ROUTING) {
-		/* The service's side of an integrity flow (server_wants). */
-		pending_reply(s, q, p, &v);
-		return;
-	}
 	pi = match_protect(s->conf, v.family, pkt_dst(p->data, &v), v.dport);
 	if (pi < 0) {
 		/*
@@ -534,56 +542,57 @@ void server_packet(struct server *s, struct nfqueue *q, const struct nfqueue_pac
 		if (p->hook == NF_INET_LOCAL_IN ||
 		    (p->hook == NF_INET_PRE_ROUTING && kgw_mark_code(m, p->mark) == m->newsyn &&
 		     !(v.flags & TCP_RST))) {
-			answer_unlistened_port(s, q, p, &v);
+			answer_unlistened_port(s, out, p, &v);
 			return;
 		}
 		s->cnt.c[SC_no_entry]++;
-		nfqueue_verdict(q, p->id, NFQUEUE_DROP);
+		verdict_drop(out, p->id);
 		return;
 	}
 	code = kgw_mark_code(m, p->mark);
 	if ((v.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN) {
-		handle_syn(s, q, p, &v, pi);
+		handle_syn(s, out, p, &v, pi);
 	} else if ((v.flags & (TCP_SYN | TCP_ACK | TCP_RST)) == 0) {
 		/* FIN, NULL, Xmas probes: a listener ignores them, a closed port
 		 * answers; answer like the closed port. */
 		s->cnt.c[SC_stray]++;
-		mimic_closed_port(s, q, p, &v, s->conf->protect[pi].on_fail, false);
+		mimic_closed_port(s, out, p, &v, s->conf->protect[pi].on_fail, false);
 	} else if ((code == m->noconn || code == m->newsyn) &&
-		   (s->conf->protect[pi].integrity_len == 0 || !pending_knows(s, p, &v))) {
+		   (s->conf->protect[pi].integrity_len == 0 ||
+		    !pending_knows(&s->pending, p, &v))) {
 		/*
 		 * Conntrack knows no connection for it (an ACK scan, an ACK with
 		 * a guessed SYN cookie; a flow whose entry was lost): what a
 		 * closed port gives, the nat rule's for a new entry (NEWSYN).
 		 */
 		s->cnt.c[SC_noconn]++;
-		mimic_closed_port(s, q, p, &v, s->conf->protect[pi].on_fail, false);
+		mimic_closed_port(s, out, p, &v, s->conf->protect[pi].on_fail, false);
 	} else if (code == m->newsyn) {
 		/* An integrity flow's segment that lost its conntrack entry. */
 		struct nfqueue_packet lost = *p;
 
 		lost.mark = kgw_mark_own(m, p->mark) | m->noconn;
-		pending_client(s, q, &lost, &v, pi);
+		integrity_segment(s, out, &lost, &v);
 	} else {
-		pending_client(s, q, p, &v, pi);
+		integrity_segment(s, out, p, &v);
 	}
 }
 
-void server_set_conf(struct server *s, struct nfqueue *q, const struct conf *c, unsigned nqueues)
+void server_set_conf(struct server *s, struct verdicts *out, const struct conf *c, unsigned nqueues)
 {
 	/* Everything pending ends now, through the one fail-closed path. */
 	struct guess_params gp;
 
-	pending_reload(s, q);
+	pending_reload(&s->pending, out, s->mono);
 	server_counters_carry(&s->cnt, s->conf, c);
 	s->conf = c;
+	pending_set_conf(&s->pending, c, nqueues);
 	server_budget_of(c, &s->budget);
 	guess_params_of(c, &gp);
 	guess_set_params(&s->guess, &gp);
-	s->held_bytes_max = c->hold_bytes / (nqueues ? nqueues : 1);
 }
 
-void server_tick(struct server *s, struct nfqueue *q)
+void server_tick(struct server *s, struct verdicts *out)
 {
-	pending_expire(s, q, s->mono, SC_integ_timeout);
+	pending_expire(&s->pending, out, s->mono, SC_integ_timeout);
 }

@@ -43,27 +43,18 @@ static void drain(int fd)
 		log_warn("cannot read an eventfd");
 }
 
-/*
- * One queue carries both roles; the hook tells them apart: the server's
- * rules queue at prerouting (and, for integrity flows, the service's
- * segments at postrouting, marked; closed_ports "daemon" at input:
- * server_wants), the client's at output (SYNs, and the user path's
- * outgoing packets) and input (the user path's incoming ones).  The
- * gateway client role's routed SYNs (and its user path's outgoing
- * segments) come at prerouting too, with the FWD code, which no server rule
- * leaves on a packet (client_wants_routed); its user path's answers come
- * at forward, which is the client's alone.
- */
+/* What a batch's packets come with: their worker and the set they were queued to. */
+struct batch {
+	struct worker *w;
+	enum conf_qset set;
+};
+
+/* Every queued packet goes through the door (door.h), which tells the roles apart. */
 static void on_packet(struct nfqueue *q, const struct nfqueue_packet *p, void *arg)
 {
-	struct worker *w = arg;
+	struct batch *b = arg;
 
-	if (client_wants_routed(&w->cli, p))
-		client_packet(&w->cli, q, p);
-	else if (server_wants(&w->srv, p))
-		server_packet(&w->srv, q, p);
-	else
-		client_packet(&w->cli, q, p);
+	door_packet(&b->w->door, b->set, q, p);
 }
 
 /*
@@ -79,8 +70,7 @@ static bool take_conf(struct worker *w)
 		return false;
 	const struct conf *c = __atomic_load_n(&ws->conf, __ATOMIC_ACQUIRE);
 
-	server_set_conf(&w->srv, w->q[QSET_DATA], c, ws->n);
-	client_set_conf(&w->cli, c);
+	door_set_conf(&w->door, w->q[QSET_DATA], c, ws->n);
 	__atomic_store_n(&w->gen, gen, __ATOMIC_RELEASE);
 	poke(ws->notify_fd);
 	return true;
@@ -88,8 +78,7 @@ static bool take_conf(struct worker *w)
 
 static void tick(struct worker *w)
 {
-	server_tick(&w->srv, w->q[QSET_DATA]);
-	client_tick(&w->cli);
+	door_tick(&w->door, w->q[QSET_DATA]);
 }
 
 /*
@@ -129,7 +118,8 @@ static const enum conf_qset read_order[QSET_MAX] = { QSET_SYN, QSET_DATA, QSET_P
  */
 static int read_batch(struct worker *w, enum conf_qset set)
 {
-	int n = nfqueue_recv(w->q[set], on_packet, w);
+	struct batch b = { w, set };
+	int n = nfqueue_recv(w->q[set], on_packet, &b);
 
 	for (int i = 0; i < QSET_MAX; i++)
 		if (i != (int)set)
@@ -280,11 +270,15 @@ static int open_one(struct workers *ws, struct worker *w, const struct conf *c, 
 		log_warnx("cannot allocate the pending-flow table");
 		return -ENOMEM;
 	}
-	w->srv.hold_q = w->q[QSET_DATA];
 	if (client_init(&w->cli, c, w->ct, w->rs, ws->intents) < 0) {
 		log_warnx("cannot allocate the client SYN table");
 		return -ENOMEM;
 	}
+	if (door_init(&w->door, c, &w->srv, &w->cli) < 0) {
+		log_warnx("cannot allocate the verdict list");
+		return -ENOMEM;
+	}
+	w->door.hold_q = w->q[QSET_DATA];
 	return 0;
 }
 
@@ -359,6 +353,7 @@ void workers_close(struct workers *ws)
 		sockkill_close(w->sk);
 		rawsock_close(w->rs);
 		ctnl_close(w->ct);
+		door_free(&w->door);
 		server_free(&w->srv);
 		client_free(&w->cli);
 		memset(w, 0, sizeof(*w));

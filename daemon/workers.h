@@ -37,6 +37,7 @@
 #include "conf.h"
 #include "counterpub.h"
 #include "ctnl.h"
+#include "door.h"
 #include "intent.h"
 #include "nfq.h"
 #include "rawsock.h"
@@ -63,6 +64,7 @@ struct worker {
 	struct ctnl *ct;
 	struct server srv;
 	struct client cli;
+	struct door door;		/* every queued packet's way to srv or cli */
 	bool started;
 	int error;			/* atomic: -errno of the queue that failed */
 	unsigned gen;			/* atomic: configuration generation in use */

@@ -61,8 +61,11 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "client.h"
+#include "clienticmp.h"
 #include "conf.h"
 #include "ctnl.h"
+#include "door.h"
 #include "harness.h"
 #include "integ.h"
 #include "log.h"
@@ -144,7 +147,7 @@ struct flow_model {
 	struct svc_model svc;
 };
 
-struct verdict {
+struct given {
 	uint32_t id;
 	enum nfqueue_verdict v;
 	uint32_t mark;
@@ -155,6 +158,7 @@ static struct {
 	struct conf conf;
 	struct replay replay;
 	struct server s;
+	struct door door;		/* the packets' way in, and their verdicts' way out */
 	bool ready;
 	int family;
 	uint16_t need;
@@ -163,7 +167,7 @@ static struct {
 	struct flow_model f[NFLOWS];
 	struct pkt_rec pkts[MAX_PKTS];
 	uint32_t npkts;
-	struct verdict pend[MAX_PENDING];
+	struct given pend[MAX_PENDING];
 	size_t npend;
 	uint32_t work[MAX_PKTS];	/* packets the kernel sends on after a batch, by id */
 	size_t nwork;
@@ -366,7 +370,7 @@ HARNESS static void svc_segment(struct flow_model *m, const struct pkt_rec *r)
 }
 
 /* A packet the daemon (or conntrack, bypassing it) let through. */
-static void pass(const struct pkt_rec *r, const struct verdict *vd)
+static void pass(const struct pkt_rec *r, const struct given *vd)
 {
 	struct flow_model *m = &z.f[r->flow];
 
@@ -392,7 +396,7 @@ static void pass(const struct pkt_rec *r, const struct verdict *vd)
 static void deliver(void)
 {
 	for (size_t i = 0; i < z.npend; i++) {
-		const struct verdict *vd = &z.pend[i];
+		const struct given *vd = &z.pend[i];
 		struct pkt_rec *r = &z.pkts[vd->id];
 		struct flow_model *m = &z.f[r->flow];
 
@@ -427,13 +431,58 @@ static void deliver(void)
 /* ------------------------------------------------------------------ */
 /* Fakes of the adapters */
 
+/* The client role: the door has none here, and never reaches it. */
+void client_out(struct client *c, struct verdicts *out, const struct nfqueue_packet *p,
+		const struct pkt_view *v, bool routed)
+{
+	(void)c, (void)out, (void)p, (void)v, (void)routed;
+	REQUIRE(0);
+}
+
+void client_in(struct client *c, struct verdicts *out, const struct nfqueue_packet *p,
+	       const struct pkt_view *v)
+{
+	(void)c, (void)out, (void)p, (void)v;
+	REQUIRE(0);
+}
+
+void client_icmp(struct client *c, struct verdicts *out, const struct nfqueue_packet *p)
+{
+	(void)c, (void)out, (void)p;
+	REQUIRE(0);
+}
+
+void client_malformed(struct client *c, struct verdicts *out, const struct nfqueue_packet *p)
+{
+	(void)c, (void)out, (void)p;
+	REQUIRE(0);
+}
+
+void client_unqueued(struct client *c, struct verdicts *out, const struct nfqueue_packet *p)
+{
+	(void)c, (void)out, (void)p;
+	REQUIRE(0);
+}
+
+void client_tick(struct client *c)
+{
+	(void)c;
+	REQUIRE(0);
+}
+
+void client_set_conf(struct client *c, const struct conf *conf)
+{
+	(void)c, (void)conf;
+	REQUIRE(0);
+}
+
 static void give(uint32_t id, enum nfqueue_verdict v, bool marked, uint32_t mark)
 {
 	REQUIRE(id > 0 && id < z.npkts);
 	REQUIRE(z.npend < MAX_PENDING);
 	z.pkts[id].verdicts++;
 	REQUIRE(z.pkts[id].verdicts == 1);
-	z.pend[z.npend++] = (struct verdict){ id, v, mark, marked };
+	z.pend[z.npend++] = (struct given){ id, v, mark, marked };
 	trace("    verdict %u: %s mark %#x\n", id,
 	      v == NFQUEUE_ACCEPT ? "accept" : v == NFQUEUE_DROP ? "drop" : "repeat", mark);
 }
@@ -637,8 +686,16 @@ static void queue(uint32_t id, enum code code, size_t cut)
 	trace("  queue %u flow %d %s seq %+d len %u flags %#x urg %u code %d\n", id, r->flow,
 	      r->reply ? "reply" : "client", (int)(r->seq - (r->reply ? r->seq : z.f[r->flow].svc.irs + 1)),
 	      r->len, r->flags, r->urg, code);
-	REQUIRE(server_wants(&z.s, &p));
-	server_packet(&z.s, Q, &p);
+	/* Through the door from the set its rule queues to: the server's way. */
+	enum conf_qset set = r->reply ? QSET_DATA
+			     : (r->flags & (TCP_SYN | TCP_ACK)) == TCP_SYN ? QSET_SYN : QSET_DATA;
+	enum door_way way = door_classify(&z.conf.marks, set, p.hook, p.mark);
+	struct pkt_view v;
+
+	REQUIRE(way == DOOR_SERVER ||
+		(way == DOOR_SERVER_REPLY && pkt_parse(p.data, p.caplen, &v) == PKT_OK &&
+		 server_is_reply(&z.s, &p, &v)));
+	door_packet(&z.door, set, Q, &p);
 }
 
 static uint32_t new_pkt(const struct pkt_rec *r)
@@ -722,7 +779,7 @@ static void service_sends(uint32_t id)
 static void end_batch(void)
 {
 	deliver();
-	REQUIRE(z.held_told == z.s.acct.pkts);
+	REQUIRE(z.held_told == z.s.pending.acct.pkts);
 	while (z.nwork > 0) {
 		uint32_t from = z.work[--z.nwork], id;
 		struct pkt_rec r = z.pkts[from];
@@ -738,7 +795,7 @@ static void end_batch(void)
 			queue(id, r.newsyn ? CODE_NEWSYN : CODE_NONE, 0);
 		}
 		deliver();
-		REQUIRE(z.held_told == z.s.acct.pkts);
+		REQUIRE(z.held_told == z.s.pending.acct.pkts);
 	}
 }
 
@@ -798,6 +855,7 @@ static void setup_once(void)
 	REQUIRE(replay_init(&z.replay, z.conf.max_replay) == 0);
 	REQUIRE(server_init(&z.s, &z.conf, &z.replay, (struct sockkill *)&fake_q,
 			    (struct rawsock *)&fake_q, (struct ctnl *)&fake_q, 1) == 0);
+	REQUIRE(door_init(&z.door, &z.conf, &z.s, NULL) == 0);
 	z.ready = true;
 }
 
@@ -961,16 +1019,17 @@ static void finish(void)
 	for (int i = 0; i < 2; i++) {
 		z.s.mono += FAR;
 		z.s.wall += FAR;
-		server_tick(&z.s, Q);
+		door_tick(&z.door, Q);
 		end_batch();
 	}
 	for (uint32_t id = 1; id < z.npkts; id++)
 		REQUIRE(z.pkts[id].verdicts == 1);
-	REQUIRE(z.s.acct.pkts == 0 && z.s.held_bytes == 0 && z.s.pending.count == 0);
-	REQUIRE(z.s.acct.sources.count == 0);
+	REQUIRE(z.s.pending.acct.pkts == 0 && z.s.pending.held_bytes == 0 &&
+		z.s.pending.table.count == 0);
+	REQUIRE(z.s.pending.acct.sources.count == 0);
 	replay_gc(&z.replay, z.s.mono);
 	REQUIRE(replay_count(&z.replay) == 0);
-	REQUIRE(z.s.strays.flows.count == 0 && z.s.strays.sources.count == 0);
+	REQUIRE(z.s.pending.strays.flows.count == 0 && z.s.pending.strays.sources.count == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -1004,10 +1063,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case OP_TICK:
 			z.s.mono += take(&c) % 16;
 			z.s.wall = WALL0 + (z.s.mono - MONO0);
-			server_tick(&z.s, Q);
+			door_tick(&z.door, Q);
 			break;
 		case OP_RELOAD:
-			server_set_conf(&z.s, Q, &z.conf, 1);
+			door_set_conf(&z.door, Q, &z.conf, 1);
 			break;
 		case OP_CTLOSS:
 			/*

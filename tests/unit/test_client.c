@@ -1,10 +1,10 @@
 /*
- * test_client.c - the client role's data path (client.[ch]) against fakes of
- * the adapters it calls.
+ * test_client.c - the client role's data path (client.[ch], through the
+ * door, door.h) against fakes of the adapters it calls.
  *
  * The queue, conntrack, raw-socket and intent modules are replaced by the
- * fakes below, so the real nfq.o, ctnl.o, rawsock.o and intent.o are never
- * linked: each verdict (with the rewritten packet, if any), conntrack
+ * fakes the data-path tests share (fakes.h), so the real nfq.o, ctnl.o,
+ * rawsock.o and intent.o are never linked: each verdict (with the rewritten packet, if any), conntrack
  * create/get/delete and closed-port answer goes into one event log; the
  * conntrack fake keeps a small table of entries (a scenario may start with
  * one left over), and the intent fake holds at most one announced payload.
@@ -46,6 +46,8 @@
 
 #include "client.h"
 #include "conf.h"
+#include "door.h"
+#include "fakes.h"
 #include "ctnl.h"
 #include "gwnat.h"
 #include "intent.h"
@@ -58,10 +60,8 @@
 
 enum {
 	BUF_LEN = 66000,	/* room for a packet larger than the client's buffer */
-	MAX_EVENTS = 64,
 	MAX_STEPS = 8,
 	MAX_CNT = 5,
-	MAX_CT = 8,
 	MONO0 = 5000,
 	WALL0 = 1700000020,	/* 20 s into a 30 s epoch */
 	TSVAL0 = 0x20000000,
@@ -74,230 +74,7 @@ enum {
 	SERVER_ISN = 0x70000000,
 };
 
-/* ------------------------------------------------------------------ */
-/* Fakes of the adapters: one event log */
-
-enum ev_kind { EV_VERDICT, EV_CREATE, EV_GET, EV_DELETE, EV_ANSWER, EV_INTENT };
-
-struct event {
-	enum ev_kind kind;
-	uint32_t id;
-	enum nfqueue_verdict v;
-	bool has_pkt, has_mark;	/* a new packet; a mark (verdict_mark or _pkt) */
-	uint32_t mark;
-	size_t len;
-	struct ct_flow f;
-	bool seqadj, has_labels;
-	struct ct_labels labels;
-	uint32_t kernel_isn, delta, timeout;
-};
-
-struct fake_ct {
-	bool used;
-	struct ct_flow f;
-	struct ct_info info;
-};
-
 static struct conf conf;
-static struct event events[MAX_EVENTS];
-static size_t nevents;
-static uint8_t verdict_pkt[BUF_LEN];	/* the last packet given with a verdict */
-static unsigned fake_misuse;
-static struct fake_ct cts[MAX_CT];
-static int fake_create_ret, fake_recreate_ret, fake_get_ret, fake_gwnat_ret;
-static unsigned ncreates;
-static struct {
-	bool set;
-	int ret;
-	int family;
-	uint16_t sport, dport;
-	uint8_t dst[16];
-	uint8_t payload[INTEG_MAX_LEN];
-	size_t len;
-} fake_intent;
-static char fake_q, fake_ct, fake_rs, fake_it;
-
-#define FAKE_Q ((struct nfqueue *)&fake_q)
-#define FAKE_CT ((struct ctnl *)&fake_ct)
-#define FAKE_RS ((struct rawsock *)&fake_rs)
-#define FAKE_IT ((struct intent_table *)&fake_it)
-
-static struct event *record(enum ev_kind kind)
-{
-	static struct event spare;
-
-	if (nevents == MAX_EVENTS) {
-		fake_misuse++;
-		return &spare;
-	}
-	memset(&events[nevents], 0, sizeof(events[0]));
-	events[nevents].kind = kind;
-	return &events[nevents++];
-}
-
-void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v)
-{
-	struct event *e = record(EV_VERDICT);
-
-	fake_misuse += q != FAKE_Q;
-	e->id = id;
-	e->v = v;
-}
-
-/* Only a routed SYN's verdict sets a mark without a packet (its own, without our code). */
-void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, uint32_t mark)
-{
-	nfqueue_verdict(q, id, v);
-	events[nevents - 1].has_mark = true;
-	events[nevents - 1].mark = mark;
-}
-
-void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
-			 const uint8_t *pkt, size_t len, uint32_t mark)
-{
-	struct event *e = record(EV_VERDICT);
-
-	fake_misuse += q != FAKE_Q || len > sizeof(verdict_pkt);
-	e->id = id;
-	e->v = v;
-	e->has_pkt = true;
-	e->has_mark = true;
-	e->mark = mark;
-	e->len = len;
-	if (len <= sizeof(verdict_pkt))
-		memcpy(verdict_pkt, pkt, len);
-}
-
-static struct fake_ct *ct_find(const struct ct_flow *f)
-{
-	size_t alen = f->family == AF_INET6 ? 16 : 4;
-
-	for (size_t i = 0; i < MAX_CT; i++)
-		if (cts[i].used && cts[i].f.family == f->family && cts[i].f.sport == f->sport &&
-		    cts[i].f.dport == f->dport && memcmp(cts[i].f.src, f->src, alen) == 0 &&
-		    memcmp(cts[i].f.dst, f->dst, alen) == 0)
-			return &cts[i];
-	return NULL;
-}
-
-static struct fake_ct *ct_add(const struct ct_flow *f, const struct ct_info *info)
-{
-	for (size_t i = 0; i < MAX_CT; i++) {
-		if (!cts[i].used) {
-			cts[i] = (struct fake_ct){ .used = true, .f = *f, .info = *info };
-			return &cts[i];
-		}
-	}
-	fake_misuse++;
-	return NULL;
-}
-
-/* Like the kernel: -EEXIST when the tuple has an entry; else the injected result. */
-int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t kernel_isn,
-		uint32_t delta, uint32_t timeout, const struct ct_labels *labels)
-{
-	struct event *e = record(EV_CREATE);
-	int ret = ncreates++ ? fake_recreate_ret : fake_create_ret;
-
-	fake_misuse += c != FAKE_CT;
-	e->f = *f;
-	e->seqadj = seqadj;
-	e->kernel_isn = kernel_isn;
-	e->delta = delta;
-	e->timeout = timeout;
-	e->has_labels = labels != NULL;
-	if (labels)
-		e->labels = *labels;
-	if (ct_find(f))
-		return -EEXIST;
-	if (ret < 0)
-		return ret;
-	struct ct_info ci = { .has_seqadj = seqadj, .pos = seqadj ? kernel_isn : 0,
-			      .delta = seqadj ? delta : 0 };
-	/* The kernel keeps the bits outside the mask: none, in a new entry. */
-	for (size_t w = 0; labels && w < KGW_LABEL_WORDS; w++)
-		ci.labels[w] = labels->val[w] & labels->mask[w];
-	ct_add(f, &ci);
-	return 0;
-}
-
-int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
-{
-	struct fake_ct *ct = ct_find(f);
-
-	fake_misuse += c != FAKE_CT;
-	record(EV_GET)->f = *f;
-	if (fake_get_ret)
-		return fake_get_ret;
-	if (!ct)
-		return -ENOENT;
-	*ret = ct->info;
-	return 0;
-}
-
-int ctnl_delete(struct ctnl *c, const struct ct_flow *f)
-{
-	struct fake_ct *ct = ct_find(f);
-
-	fake_misuse += c != FAKE_CT;
-	record(EV_DELETE)->f = *f;
-	if (!ct)
-		return -ENOENT;
-	ct->used = false;
-	return 0;
-}
-
-int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct pkt_view *v,
-			  uint32_t indev, uint32_t skbinfo, uint64_t now)
-{
-	struct event *e = record(EV_ANSWER);
-
-	(void)skbinfo;
-	(void)now;
-	fake_misuse += rs != FAKE_RS || indev != 0;
-	e->f.family = v->family;
-	memcpy(e->f.src, pkt_src(pkt, v), v->addr_len);
-	memcpy(e->f.dst, pkt_dst(pkt, v), v->addr_len);
-	e->f.sport = v->sport;
-	e->f.dport = v->dport;
-	return 1;
-}
-
-static const uint8_t router4[4] = { 203, 0, 113, 1 };
-static const uint8_t router6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 1 };
-
-/* This host's address toward dst: the router's, or the injected error. */
-int gwnat_source(int family, const uint8_t *dst, uint8_t *ret)
-{
-	(void)dst;
-	if (fake_gwnat_ret)
-		return fake_gwnat_ret;
-	memcpy(ret, family == AF_INET ? router4 : router6, family == AF_INET ? 4 : 16);
-	return 0;
-}
-
-/* One announced payload; taken once, for its own key only. */
-int intent_take(struct intent_table *it, int family, uint16_t sport, const uint8_t *dst,
-		uint16_t dport, uint8_t *payload, size_t payload_size, size_t *ret_len,
-		uint64_t now)
-{
-	size_t alen = family == AF_INET6 ? 16 : 4;
-
-	(void)now;
-	fake_misuse += it != FAKE_IT;
-	record(EV_INTENT);
-	if (fake_intent.ret)
-		return fake_intent.ret;
-	if (!fake_intent.set || fake_intent.family != family || fake_intent.sport != sport ||
-	    fake_intent.dport != dport || memcmp(fake_intent.dst, dst, alen) != 0)
-		return -ENOENT;
-	if (fake_intent.len > payload_size)
-		return -ENOBUFS;
-	memcpy(payload, fake_intent.payload, fake_intent.len);
-	*ret_len = fake_intent.len;
-	fake_intent.set = false;
-	return 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* Configuration */
@@ -692,6 +469,7 @@ struct run {
 	unsigned no;
 	int family;
 	struct client c;
+	struct door door;		/* every packet's way in and its verdict's way out */
 	uint32_t next_id;
 	unsigned verdicts[64];
 	/* What the first SYN of the main flow was given. */
@@ -877,7 +655,7 @@ static void check_ct(struct run *r, unsigned step, size_t from, const struct ste
 		CHECK(e->f.snat == snat, "scenario %u step %u: source NAT %d, want %d", r->no, step,
 		      e->f.snat, snat);
 		if (snat)
-			CHECK(memcmp(e->f.snat_addr, r->family == AF_INET ? router4 : router6,
+			CHECK(memcmp(e->f.snat_addr, r->family == AF_INET ? fake_router4 : fake_router6,
 				     alen) == 0,
 			      "scenario %u step %u: NAT'ed to the router's address", r->no, step);
 	}
@@ -974,7 +752,7 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 		if (fwd_code)
 			p.mark |= conf.marks.fwd;
 	}
-	client_packet(&r->c, FAKE_Q, &p);
+	door_packet(&r->door, st->k == K_SYN ? QSET_SYN : QSET_DATA, FAKE_Q, &p);
 
 	/* The packet the verdict should carry. */
 	out = k;
@@ -1008,6 +786,7 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 			nverdicts++;
 			r->verdicts[e->id < 64 ? e->id : 0]++;
 			CHECK_EQ_U(e->id, p.id, "scenario %u step %u: verdict id", r->no, step);
+			CHECK(e->q == FAKE_Q, "scenario %u step %u: verdict on its queue", r->no, step);
 			if (st->want == 'D') {
 				CHECK(e->v == NFQUEUE_DROP && !e->has_pkt,
 				      "scenario %u step %u: dropped", r->no, step);
@@ -1026,10 +805,10 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 				CHECK_EQ_U(e->len, wlen, "scenario %u step %u: length", r->no, step);
 				CHECK_EQ_U(e->mark, want_mark, "scenario %u step %u: mark", r->no, step);
 				if (e->has_pkt && e->len == wlen)
-					CHECK(memcmp(verdict_pkt, want, wlen) == 0,
+					CHECK(memcmp(fake_verdict_pkt, want, wlen) == 0,
 					      "scenario %u step %u: packet differs from the one rebuilt "
 					      "(csum %04x, want %04x)", r->no, step,
-					      (unsigned)pb_get16(verdict_pkt + (r->family == AF_INET ? 36 : 56)),
+					      (unsigned)pb_get16(fake_verdict_pkt + (r->family == AF_INET ? 36 : 56)),
 					      (unsigned)pb_get16(want + (r->family == AF_INET ? 36 : 56)));
 			}
 			break;
@@ -1037,6 +816,8 @@ static void run_step(struct run *r, unsigned step, const struct step *st)
 			answers++;
 			CHECK(e->f.sport == SPORT && e->f.dport == dport_of(sc, st->who),
 			      "scenario %u step %u: the answer is for the refused SYN", r->no, step);
+			/* A local socket's RST goes out, not in through an interface. */
+			CHECK_EQ_U(e->indev, 0, "scenario %u step %u: answer indev", r->no, step);
 			break;
 		case EV_INTENT:
 			intents++;
@@ -1102,7 +883,7 @@ static void seed_stale(struct run *r)
 		ci = (struct ct_info){ .has_seqadj = true, .pos = KERNEL_ISN, .delta = delta ^ 1 };
 		break;
 	}
-	ct_add(&f, &ci);
+	fake_ct_add(&f, &ci);
 	/* The flow as the daemon knocked it before it restarted. */
 	if (sc->stale >= STALE_RESTART) {
 		r->knocked = true;
@@ -1147,7 +928,8 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	conf.translate = sc->user ? TRANSLATE_USER : TRANSLATE_KERNEL;
 	if (sc->max_flows)
 		conf.max_flows = sc->max_flows;
-	if (client_init(&r.c, &conf, FAKE_CT, FAKE_RS, FAKE_IT) < 0) {
+	if (client_init(&r.c, &conf, FAKE_CT, FAKE_RS, FAKE_IT) < 0 ||
+	    door_init(&r.door, &conf, NULL, &r.c) < 0) {
 		CHECK(0, "scenario %u: init", no);
 		return;
 	}
@@ -1164,11 +946,11 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 		switch (st->k) {
 		case K_TICK:
 			r.c.mono += st->len;
-			client_tick(&r.c);
+			door_tick(&r.door, FAKE_Q);
 			CHECK_EQ_U(nevents, 0, "scenario %u: a tick calls no adapter", no);
 			break;
 		case K_RELOAD:
-			client_set_conf(&r.c, &conf);
+			door_set_conf(&r.door, FAKE_Q, &conf, 1);
 			break;
 		default:
 			run_step(&r, (unsigned)i + 1, st);
@@ -1179,11 +961,17 @@ static void run_scenario(unsigned no, const struct scenario *sc)
 	for (uint32_t id = 1; id <= r.next_id; id++)
 		CHECK_EQ_U(r.verdicts[id], 1, "scenario %u: verdicts for packet %u", no, id);
 	CHECK_EQ_U(fake_misuse, 0, "scenario %u: adapters called as expected", no);
+	door_free(&r.door);
 	client_free(&r.c);
 	conf.max_flows = saved_flows;
 }
 
-/* The dispatch (workers.c): only prerouting with the FWD code is a routed SYN. */
+/* The door (door.h): only prerouting with the FWD code is a routed flow's. */
+static bool wants_routed(const struct nfqueue_packet *p)
+{
+	return door_classify(&conf.marks, QSET_SYN, p->hook, p->mark) == DOOR_CLIENT_ROUTED;
+}
+
 static void test_wants_routed(void)
 {
 	static const struct {
@@ -1196,26 +984,20 @@ static void test_wants_routed(void)
 		{ NF_INET_FORWARD, 0, false },
 		{ NF_INET_LOCAL_OUT, 0, false },
 	};
-	static struct client c;
 	const struct kgw_marks *m = &conf.marks;
 
-	if (client_init(&c, &conf, FAKE_CT, FAKE_RS, FAKE_IT) < 0) {
-		CHECK(0, "wants_routed: init");
-		return;
-	}
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct nfqueue_packet p = { .hook = rows[i].hook, .mark = rows[i].mark };
 
-		CHECK(client_wants_routed(&c, &p) == rows[i].want, "wants_routed row %zu", i + 1);
+		CHECK(wants_routed(&p) == rows[i].want, "wants_routed row %zu", i + 1);
 		/* With FWD in our bits: routed at prerouting only; other bits kept. */
 		p.mark = kgw_mark_own(m, rows[i].mark) | m->fwd;
-		CHECK(client_wants_routed(&c, &p) == (rows[i].hook == NF_INET_PRE_ROUTING),
+		CHECK(wants_routed(&p) == (rows[i].hook == NF_INET_PRE_ROUTING),
 		      "wants_routed row %zu with FWD", i + 1);
 		/* Any other code of ours is not. */
 		p.mark = kgw_mark_own(m, rows[i].mark) | m->accepted;
-		CHECK(!client_wants_routed(&c, &p), "wants_routed row %zu with ACCEPTED", i + 1);
+		CHECK(!wants_routed(&p), "wants_routed row %zu with ACCEPTED", i + 1);
 	}
-	client_free(&c);
 }
 
 /*
@@ -1276,7 +1058,7 @@ static void test_flow_shift(void)
 				ci.labels[w] = ~lab_mask[w];
 		}
 		if (rows[i].entry)
-			ct_add(&f, &ci);
+			fake_ct_add(&f, &ci);
 		for (int call = 0; call < 2; call++) {
 			uint32_t delta = 0xabad1dea;
 			int r = client_flow_shift(&c, &f, &delta);

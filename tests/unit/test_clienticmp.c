@@ -31,6 +31,7 @@
 #include "nfq.h"
 #include "pktbuild.h"
 #include "unit.h"
+#include "verdict.h"
 
 enum { BUF_LEN = 2048, KERNEL_SEQ = 0x11110000, SHIFT = 0x89abcdef, MARK = 0x00000042 };
 
@@ -76,6 +77,25 @@ void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
 		memcpy(verdict.data, pkt, len);
 	else
 		fake_misuse++;
+}
+
+/* The decisions client_icmp() returns, given to the queue fake as the door gives them. */
+static struct verdict slots[4];
+static struct verdicts out = { .v = slots, .cap = sizeof(slots) / sizeof(slots[0]) };
+
+static void give(struct verdicts *o)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		const struct verdict *e = &o->v[i];
+
+		fake_misuse += e->what != VD_PACKET || (e->has_mark && !e->pkt);
+		if (e->pkt)
+			nfqueue_verdict_pkt(FAKE_Q, e->id, (enum nfqueue_verdict)e->v, e->pkt, e->len,
+					    e->mark);
+		else
+			nfqueue_verdict(FAKE_Q, e->id, (enum nfqueue_verdict)e->v);
+	}
+	verdicts_clear(o);
 }
 
 int client_flow_shift(struct client *c, const struct ct_flow *f, uint32_t *ret_delta)
@@ -215,7 +235,8 @@ static void run(const struct row *r)
 	}
 	memcpy(before, c.cnt, sizeof(before));
 
-	client_icmp(&c, FAKE_Q, &p);
+	client_icmp(&c, &out, &p);
+	give(&out);
 
 	CHECK_EQ_U(verdict.n, 1, "row %d: one verdict", r->line);
 	CHECK_EQ_U(verdict.id, 77, "row %d: for the packet", r->line);

@@ -1,25 +1,31 @@
 /*
- * test_server.c - the server role's data path (server.[ch]) against fakes of
- * the adapters it calls.
+ * test_server.c - the server role's data path (server.[ch], pending.[ch],
+ * through the door, door.h) against fakes of the adapters it calls.
  *
  * The queue, sock_diag, raw-socket and conntrack adapters are replaced by
- * the fakes below: they record every verdict, flush, held count, socket
- * abort, closed-port answer and conntrack change in one event log, so the
- * real nfq.o, sockkill.o, rawsock.o and ctnl.o are never linked.  The
- * configuration is built by hand (conf_defaults, then keys and protect entries), and every SYN carries
+ * the fakes the data-path tests share (fakes.h): they record every verdict,
+ * flush, held count, socket abort, closed-port answer and conntrack change
+ * in one event log, so the real nfq.o, sockkill.o, rawsock.o and ctnl.o are
+ * never linked; conntrack answers as each step scripts it.  The
+ * configuration is built by hand (conf_defaults, then keys and protect
+ * entries), and every SYN carries
  * an ISN computed with isn_compute for the entry's key and the destination
  * the client dialled (its own, or a public one a NAT rewrote: enum dial):
  * no root, no network, and the clock is s.mono / s.wall, set here.
  *
  * Each numbered scenario is a fresh server fed steps in order: a SYN, a data
  * segment, a bare segment, a stray probe, a malformed packet, or time moving
- * on (server_tick).  Packets get ids 1, 2, ... in the order they are sent.
+ * on (server_tick).  Each goes in by the door (door.h) from the queue set
+ * its rule queues to, as the queue threads' do.  Packets get ids 1, 2, ... in the order they are sent.
  * A step lists the verdicts it must produce, in order, as "<id><verdict>"
  * (a range "2-33D" stands for each id in turn): D drop, A accept,
  * R accept with our mark bits cleared (the service's segments come marked
  * with the reply code), K accept with the accepted code (a SYN let through,
  * which the nat rule then spares), I repeat with the integrity code
- * (marks.h); how
+ * (marks.h), S accept, our bits cleared, as the packet itself with its TCP
+ * checksum spoiled: the one packet the server rewrites, a refused IPv6
+ * packet the kernel discards after the input hook anyway (server.c,
+ * let_kernel_discard); how
  * many sockets it must abort (and whose), closed-port answers it must send
  * and conntrack bits it must clear (ctnl_set_mark).  A REPLY step is a
  * segment from the service (postrouting hook) acknowledging `off` bytes of the
@@ -41,6 +47,8 @@
 #include <sodium.h>
 
 #include "conf.h"
+#include "door.h"
+#include "fakes.h"
 #include "integ.h"
 #include "keys.h"
 #include "marks.h"
@@ -56,7 +64,6 @@
 
 enum {
 	BUF_LEN = 4096,
-	MAX_EVENTS = 512,
 	MAX_IDS = 128,
 	MAX_STEPS = 12,
 	MAX_CNT = 8,
@@ -67,193 +74,7 @@ enum {
 	SPORT = 40000,
 };
 
-/* ------------------------------------------------------------------ */
-/* Fakes of the adapters: one event log */
-
-enum ev_kind { EV_VERDICT, EV_FLUSH, EV_HELD, EV_KILL, EV_ANSWER, EV_UNFLAG };
-
-struct event {
-	enum ev_kind kind;
-	const struct nfqueue *q;	/* verdict, flush, held: the queue */
-	uint32_t id;			/* verdict */
-	enum nfqueue_verdict v;
-	bool marked;
-	uint32_t mark;
-	size_t held;			/* set_held */
-	int family;			/* kill, answer */
-	uint8_t local[16], remote[16];
-	uint16_t lport, rport;
-	uint32_t seq;			/* answer: the segment answered */
-	uint32_t indev;
-	uint64_t now;
-};
-
 static struct conf conf;	/* the scenarios' configuration (below) */
-static struct event events[MAX_EVENTS];
-static size_t nevents;
-static unsigned fake_misuse;		/* calls with the wrong handle, log overflow */
-static int fake_kill_ret, fake_raw_ret, fake_unflag_ret, fake_ct_ret;
-static uint8_t fake_ct_state;		/* enum tcp_conntrack, 0: no entry */
-static bool fake_ct_flagged;		/* the entry is there with our bit */
-static unsigned fake_ct_gets;
-static size_t fake_held_last;		/* the last nfqueue_set_held value */
-static char fake_q, fake_pq, fake_dq, fake_sk, fake_rs, fake_ct;
-
-/*
- * One queue for everything, or (a scenario run "split") one per set, as the
- * daemon's queue threads have them: SYNs FAKE_Q, probes FAKE_PQ, data
- * FAKE_DQ, where held segments wait (server.hold_q).
- */
-#define FAKE_Q ((struct nfqueue *)&fake_q)
-#define FAKE_PQ ((struct nfqueue *)&fake_pq)
-#define FAKE_DQ ((struct nfqueue *)&fake_dq)
-#define FAKE_SK ((struct sockkill *)&fake_sk)
-#define FAKE_RS ((struct rawsock *)&fake_rs)
-#define FAKE_CT ((struct ctnl *)&fake_ct)
-
-static bool fake_queue(const struct nfqueue *q)
-{
-	return q == FAKE_Q || q == FAKE_PQ || q == FAKE_DQ;
-}
-
-static struct event *record(enum ev_kind kind)
-{
-	static struct event spare;
-
-	if (nevents == MAX_EVENTS) {
-		fake_misuse++;
-		return &spare;
-	}
-	memset(&events[nevents], 0, sizeof(events[0]));
-	events[nevents].kind = kind;
-	return &events[nevents++];
-}
-
-void nfqueue_verdict(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v)
-{
-	struct event *e = record(EV_VERDICT);
-
-	fake_misuse += !fake_queue(q);
-	e->q = q;
-	e->id = id;
-	e->v = v;
-}
-
-void nfqueue_verdict_mark(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v, uint32_t mark)
-{
-	struct event *e = record(EV_VERDICT);
-
-	fake_misuse += !fake_queue(q);
-	e->q = q;
-	e->id = id;
-	e->v = v;
-	e->marked = true;
-	e->mark = mark;
-}
-
-/* The server role never rewrites a packet: recorded, and counted as misuse. */
-void nfqueue_verdict_pkt(struct nfqueue *q, uint32_t id, enum nfqueue_verdict v,
-			 const uint8_t *pkt, size_t len, uint32_t mark)
-{
-	(void)pkt;
-	(void)len;
-	fake_misuse++;
-	nfqueue_verdict_mark(q, id, v, mark);
-}
-
-int nfqueue_flush(struct nfqueue *q)
-{
-	fake_misuse += !fake_queue(q);
-	record(EV_FLUSH)->q = q;
-	return 0;
-}
-
-void nfqueue_set_held(struct nfqueue *q, size_t held)
-{
-	struct event *e = record(EV_HELD);
-
-	fake_misuse += !fake_queue(q);
-	e->q = q;
-	e->held = held;
-	fake_held_last = held;
-}
-
-int sockkill_destroy(struct sockkill *sk, int family, const uint8_t *local, uint16_t lport,
-		     const uint8_t *remote, uint16_t rport)
-{
-	struct event *e = record(EV_KILL);
-	size_t alen = family == AF_INET6 ? 16 : 4;
-
-	fake_misuse += sk != FAKE_SK;
-	e->family = family;
-	memcpy(e->local, local, alen);
-	memcpy(e->remote, remote, alen);
-	e->lport = lport;
-	e->rport = rport;
-	return fake_kill_ret;
-}
-
-/* The flow's conntrack bit cleared: the client's tuple and the bit. */
-int ctnl_set_mark(struct ctnl *c, const struct ct_flow *f, uint32_t mark, uint32_t mask)
-{
-	struct event *e = record(EV_UNFLAG);
-	size_t alen = f->family == AF_INET6 ? 16 : 4;
-
-	fake_misuse += c != FAKE_CT || mark != 0 || mask != conf.marks.ct_integ;
-	e->family = f->family;
-	memcpy(e->remote, f->src, alen);
-	memcpy(e->local, f->dst, alen);
-	e->rport = f->sport;
-	e->lport = f->dport;
-	return fake_unflag_ret;
-}
-
-/*
- * What conntrack says of a packet's connection: for a SYN by default that
- * it has no entry (a new connection's is not confirmed while its SYN is
- * queued), for any other segment an established entry with the integrity
- * bit (unless the step says conntrack lost it); fake_ct_state > 0, an
- * entry in that TCP state; fake_ct_ret < 0, an error.
- */
-int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
-{
-	(void)f;
-	fake_misuse += c != FAKE_CT;
-	fake_ct_gets++;
-	if (fake_ct_ret < 0)
-		return fake_ct_ret;
-	if (fake_ct_flagged) {
-		*ret = (struct ct_info){ .tcp_state = TCP_CONNTRACK_ESTABLISHED,
-					 .mark = conf.marks.ct_integ };
-		return 0;
-	}
-	if (fake_ct_state == 0)
-		return -ENOENT;
-	*ret = (struct ct_info){ .tcp_state = fake_ct_state };
-	return 0;
-}
-
-/* Like the real one: no answer due (0) when rst_build has none. */
-int rawsock_answer_closed(struct rawsock *rs, const uint8_t *pkt, const struct pkt_view *v,
-			  uint32_t indev, uint32_t skbinfo, uint64_t now)
-{
-	struct event *e = record(EV_ANSWER);
-	struct rst_params rp = { .ttl = 64, .csum_unfinished = (skbinfo & 1) != 0 };
-	uint8_t out[RST_MAX_LEN];
-
-	fake_misuse += rs != FAKE_RS;
-	e->family = v->family;
-	memcpy(e->local, pkt_dst(pkt, v), v->addr_len);
-	memcpy(e->remote, pkt_src(pkt, v), v->addr_len);
-	e->lport = v->dport;
-	e->rport = v->sport;
-	e->seq = v->seq;
-	e->indev = indev;
-	e->now = now;
-	if (fake_raw_ret)
-		return fake_raw_ret;
-	return rst_build(pkt, v, &rp, out) ? 1 : 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* Configuration */
@@ -477,6 +298,8 @@ struct step {
 	unsigned victim;	/* whose socket is aborted: who + 1; 0 the step's own */
 	bool anykill;		/* aborts of several flows: counted, not checked */
 	bool input;		/* K_STRAY: from the input hook (input_closed), not prerouting */
+	bool rthdr;		/* IPv6: a routing header with segments left, which the
+				   kernel's input discards after the hook (pkt.h) */
 };
 
 enum code { CODE_NONE, CODE_INVALID, CODE_NOCONN, CODE_NEWSYN };
@@ -1183,6 +1006,21 @@ static const struct scenario scenarios[] = {
 	{ "timestamps required: a bad one without is just refused", E_TSREQ, V6, false,
 	  .s = { SYN("1D", .how = ISN_BAD, .answers = 1) }, .cnt = { C(syn_refused, 1),
 								 C(rst_sent, 1) } },
+	/*
+	 * A refused IPv6 packet the kernel discards after the input hook (a
+	 * routing header with segments left): a closed port never answers it,
+	 * so it goes on, checksum spoiled, for the kernel to discard; no RST.
+	 */
+	{ "v6 refused SYN the kernel discards: left to it, spoiled", E_KNOCK, V6, true,
+	  .s = { SYN("1S", .how = ISN_BAD, .rthdr = true) },
+	  .cnt = { C(syn_refused, 1), C(v6_discarded, 1) } },
+	{ "v6 FIN probe the kernel discards: left to it, spoiled", E_KNOCK, V6, true,
+	  .s = { STRAY(TCP_FIN, "1S", .rthdr = true) },
+	  .cnt = { C(stray, 1), C(v6_discarded, 1) } },
+	{ "v6 discarded SYN, on_fail drop: dropped, silent", E_DROP, V6, true,
+	  .s = { SYN("1D", .how = ISN_BAD, .rthdr = true) }, .cnt = { C(syn_refused, 1) } },
+	{ "v6 valid knock with a routing header: let through (the kernel decides)", E_KNOCK, V6,
+	  true, .s = { SYN("1K", .rthdr = true) }, .cnt = { C(syn_accepted, 1) } },
 };
 
 /* ------------------------------------------------------------------ */
@@ -1199,11 +1037,14 @@ struct run {
 	bool split;			/* one queue per set (see FAKE_Q) */
 	struct nfqueue *qof[MAX_IDS];	/* the queue each packet came from */
 	struct server s;
+	struct door door;		/* every packet's way in, and its verdicts' way out */
 	struct replay replay;
 	uint32_t next_id;
 	struct flow flows[8];		/* by flow_of(who) */
 	unsigned verdicts[MAX_IDS];
 	uint32_t marks[MAX_IDS];	/* each packet's own mark */
+	uint8_t sent[BUF_LEN];		/* the last packet sent, as it was sent */
+	size_t sent_len, sent_tcp_off;
 };
 
 static const uint8_t *src_of(int family, unsigned who)
@@ -1282,6 +1123,21 @@ static uint32_t client_isn(const struct scenario *sc, const struct step *st, uin
 	return st->how == ISN_BAD ? isn ^ 0x80000000u : isn;
 }
 
+/*
+ * Is the packet last given with a verdict the one last sent, but for its TCP
+ * checksum, which no ones'-complement sum can take for the old one?
+ */
+static bool spoiled(const struct run *r)
+{
+	size_t csum = r->sent_tcp_off + 16;
+
+	if (memcmp(fake_verdict_pkt, r->sent, csum) != 0 ||
+	    memcmp(fake_verdict_pkt + csum + 2, r->sent + csum + 2, r->sent_len - csum - 2) != 0)
+		return false;
+	return fake_verdict_pkt[csum] == (r->sent[csum] ^ 0x55) &&
+	       fake_verdict_pkt[csum + 1] == (r->sent[csum + 1] ^ 0x55);
+}
+
 /* Checks the verdicts of events[from..nevents) against want ("2L 4A 3A", "2-33D"). */
 static void check_verdicts(struct run *r, unsigned step, size_t from, const char *want)
 {
@@ -1322,23 +1178,32 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 			CHECK(ev->q == r->qof[id < MAX_IDS ? id : 0], "%s: verdict for %u on its queue",
 			      at, id);
 			if (code == 'I') {
-				CHECK(ev->marked, "%s: %u marked", at, id);
+				CHECK(ev->has_mark, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark,
 					   kgw_mark_own(&conf.marks, r->marks[id]) | conf.marks.integ,
 					   "%s: INTEG mark for %u", at, id);
 			} else if (code == 'K') {
-				CHECK(ev->marked, "%s: %u marked", at, id);
+				CHECK(ev->has_mark, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark,
 					   kgw_mark_own(&conf.marks, r->marks[id]) | conf.marks.accepted,
 					   "%s: ACCEPTED mark for %u", at, id);
 			} else if (code == 'R') {
-				CHECK(ev->marked, "%s: %u marked", at, id);
+				CHECK(ev->has_mark, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark, kgw_mark_own(&conf.marks, r->marks[id]),
 					   "%s: our bits cleared for %u", at, id);
+			} else if (code == 'S') {
+				CHECK(ev->has_mark, "%s: %u marked", at, id);
+				CHECK_EQ_U(ev->mark, kgw_mark_own(&conf.marks, r->marks[id]),
+					   "%s: our bits cleared for %u", at, id);
+				CHECK(ev->has_pkt && ev->len == r->sent_len && spoiled(r),
+				      "%s: %u goes on as sent, its TCP checksum spoiled", at, id);
 			} else {
 				/* Plain verdicts leave the packet's mark alone. */
-				CHECK(!ev->marked, "%s: %u unmarked", at, id);
+				CHECK(!ev->has_mark, "%s: %u unmarked", at, id);
 			}
+			/* The packet itself goes on, changed, only as S says. */
+			CHECK(ev->has_pkt == (code == 'S'), "%s: %u %s", at, id,
+			      code == 'S' ? "replaced" : "not replaced");
 		}
 	}
 	while (e < nevents && events[e].kind != EV_VERDICT)
@@ -1401,6 +1266,15 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 			      "%s: unflag addresses", at);
 			CHECK_EQ_U(ev->lport, entries[sc->entry].port, "%s: unflag lport", at);
 			CHECK_EQ_U(ev->rport, sport_of(st->who), "%s: unflag rport", at);
+			/* Only our bit comes off, nothing is set. */
+			CHECK(ev->mark == 0 && ev->mask == conf.marks.ct_integ, "%s: unflag bit", at);
+			break;
+		case EV_GET:
+		case EV_CREATE:
+		case EV_DELETE:
+		case EV_INTENT:
+			/* Lookups are counted (fake_ct_gets); the client's calls never come. */
+			CHECK(ev->kind == EV_GET, "%s: only conntrack lookups of the client's calls", at);
 			break;
 		case EV_ANSWER:
 			answers++;
@@ -1423,14 +1297,39 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
  * probes and segments of no connection the probe set's, the rest (a flow's
  * segments, either way) the data set's.
  */
-static struct nfqueue *queue_of(const struct run *r, const struct step *st)
+/*
+ * Is p, queued to set, the server's (door.h)?  Its rule's way, and from
+ * postrouting the service's side of an integrity flow.
+ */
+static bool server_takes(const struct server *s, enum conf_qset set,
+			 const struct nfqueue_packet *p)
 {
-	if (!r->split || st->k == K_SYN)
-		return FAKE_Q;
+	enum door_way way = door_classify(&s->conf->marks, set, p->hook, p->mark);
+	struct pkt_view v;
+
+	if (way == DOOR_SERVER)
+		return true;
+	return way == DOOR_SERVER_REPLY && pkt_parse(p->data, p->caplen, &v) == PKT_OK &&
+	       server_is_reply(s, p, &v);
+}
+
+static enum conf_qset set_of(const struct step *st)
+{
+	if (st->k == K_SYN)
+		return QSET_SYN;
 	if (st->k == K_STRAY || st->k == K_BAD ||
 	    (st->k == K_BARE && (st->code == CODE_NOCONN || st->code == CODE_NEWSYN)))
-		return FAKE_PQ;
-	return FAKE_DQ;
+		return QSET_PROBE;
+	return QSET_DATA;
+}
+
+static struct nfqueue *queue_of(const struct run *r, const struct step *st)
+{
+	static struct nfqueue *const split[QSET_MAX] = {
+		[QSET_SYN] = FAKE_Q, [QSET_PROBE] = FAKE_PQ, [QSET_DATA] = FAKE_DQ,
+	};
+
+	return r->split ? split[set_of(st)] : FAKE_Q;
 }
 
 /* Sends one packet of step st; returns its seq. */
@@ -1495,6 +1394,19 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 	}
 	s.urg = st->urg;
 	len = build(buf, &s, &tcp_off);
+	if (st->rthdr && sc->family == AF_INET6) {
+		/* A type 4 routing header, one segment left, between IPv6 and TCP. */
+		static const uint8_t rh[8] = { 6, 0, 4, 1 };
+		static uint8_t tail[BUF_LEN];
+
+		memcpy(tail, buf + 40, len - 40);
+		memcpy(buf + 48, tail, len - 40);
+		memcpy(buf + 40, rh, sizeof(rh));
+		buf[6] = 43;
+		pb_put16(buf + 4, (uint16_t)(len - 40 + sizeof(rh)));
+		len += sizeof(rh);
+		tcp_off += sizeof(rh);
+	}
 	caplen = st->cap ? len - s.plen + (st->cap - 1u) : len;
 	switch (st->k == K_BAD ? st->how : 0) {
 	case BAD_SHORT:
@@ -1523,7 +1435,8 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 		p.hook = NF_INET_POST_ROUTING;
 		p.indev = 0;
 		p.mark = kgw_mark_own(&conf.marks, st->mark) | conf.marks.reply;
-		CHECK(server_wants(&r->s, &p), "scenario %u: the server takes its reply", r->no);
+		CHECK(server_takes(&r->s, set_of(st), &p), "scenario %u: the server takes its reply",
+		      r->no);
 	}
 	if (st->code != CODE_NONE)
 		p.mark = kgw_mark_own(&conf.marks, st->mark) |
@@ -1531,14 +1444,18 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 			  : st->code == CODE_NOCONN ? conf.marks.noconn
 						    : conf.marks.newsyn);
 	if (st->input)
-		CHECK(server_wants(&r->s, &p), "scenario %u: the server takes an input probe", r->no);
+		CHECK(server_takes(&r->s, set_of(st), &p),
+		      "scenario %u: the server takes an input probe", r->no);
 	if (p.id < MAX_IDS) {
 		r->marks[p.id] = p.mark;
 		r->qof[p.id] = queue_of(r, st);
 	}
+	memcpy(r->sent, buf, len);
+	r->sent_len = len;
+	r->sent_tcp_off = tcp_off;
 	fake_ct_state = st->ct;
 	fake_ct_flagged = st->k != K_SYN && !st->ct_lost;
-	server_packet(&r->s, r->qof[p.id < MAX_IDS ? p.id : 0], &p);
+	door_packet(&r->door, set_of(st), r->qof[p.id < MAX_IDS ? p.id : 0], &p);
 	return s.seq;
 }
 
@@ -1588,7 +1505,7 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
 	fake_kill_ret = sc->kill_ret;
 	fake_raw_ret = sc->raw_ret;
 	fake_unflag_ret = sc->unflag_ret;
-	fake_ct_ret = sc->ct_ret;
+	fake_get_ret = sc->ct_ret;
 	fake_ct_state = 0;
 	if (sc->max_flows)
 		conf.max_flows = sc->max_flows;
@@ -1608,7 +1525,13 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
 	}
 	r.s.mono = MONO0;
 	r.s.wall = WALL0;
-	r.s.hold_q = split ? FAKE_DQ : NULL;
+	if (door_init(&r.door, &conf, &r.s, NULL) < 0) {
+		CHECK(0, "scenario %u: door", no);
+		return;
+	}
+	r.door.hold_q = split ? FAKE_DQ : NULL;
+	fake_ct_script = true;
+	fake_ct_integ = conf.marks.ct_integ;
 
 	for (size_t i = 0; i < MAX_STEPS && sc->s[i].k != K_END; i++) {
 		const struct step *st = &sc->s[i];
@@ -1620,13 +1543,13 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
 		switch (st->k) {
 		case K_RELOAD:
 			/* The same configuration again, as a SIGHUP would publish it. */
-			server_set_conf(&r.s, dq, &conf, 1);
+			door_set_conf(&r.door, dq, &conf, 1);
 			have_pkt = false;
 			break;
 		case K_TICK:
 			r.s.mono += st->off;
 			r.s.wall += st->off;
-			server_tick(&r.s, dq);
+			door_tick(&r.door, dq);
 			have_pkt = false;
 			break;
 		case K_RUN:
@@ -1640,7 +1563,7 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
 		check_verdicts(&r, step, from, st->want);
 		check_side_effects(&r, step, from, st, have_pkt, seq);
 		/* The queue adapter batches verdicts only when it knows nothing is held. */
-		CHECK_EQ_U(fake_held_last, r.s.acct.pkts,
+		CHECK_EQ_U(fake_held_last, r.s.pending.acct.pkts,
 			   "scenario %u step %u: held count told to the queue", no, step);
 	}
 	check_counters(&r);
@@ -1648,7 +1571,7 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
 	/* Let every pending flow time out: then each packet has had its one verdict. */
 	size_t from = nevents;
 	r.s.mono += 100000;
-	server_tick(&r.s, dq);
+	door_tick(&r.door, dq);
 	for (size_t i = from; i < nevents; i++)
 		if (events[i].kind == EV_VERDICT)
 			r.verdicts[events[i].id < MAX_IDS ? events[i].id : 0]++;
@@ -1656,12 +1579,14 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
 		CHECK_EQ_U(r.verdicts[id], 1, "scenario %u (%s): verdicts for packet %u", no,
 			   sc->name, id);
 	CHECK_EQ_U(r.verdicts[0], 0, "scenario %u: verdicts for unknown ids", no);
-	CHECK_EQ_U(r.s.acct.pkts, 0, "scenario %u: nothing held at the end", no);
-	CHECK_EQ_U(r.s.acct.sources.count, 0, "scenario %u: no source accounted at the end", no);
-	CHECK_EQ_U(r.s.held_bytes, 0, "scenario %u: no bytes held at the end", no);
-	CHECK_EQ_U(r.s.pending.count, 0, "scenario %u: no pending flow at the end", no);
+	CHECK_EQ_U(r.s.pending.acct.pkts, 0, "scenario %u: nothing held at the end", no);
+	CHECK_EQ_U(r.s.pending.acct.sources.count, 0, "scenario %u: no source accounted at the end",
+		   no);
+	CHECK_EQ_U(r.s.pending.held_bytes, 0, "scenario %u: no bytes held at the end", no);
+	CHECK_EQ_U(r.s.pending.table.count, 0, "scenario %u: no pending flow at the end", no);
 	CHECK_EQ_U(fake_misuse, 0, "scenario %u: adapters called as expected", no);
 
+	door_free(&r.door);
 	server_free(&r.s);
 	replay_free(&r.replay);
 	conf.max_flows = saved_flows;
@@ -1671,33 +1596,37 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
 }
 
 /*
- * Which queued packets are the server's (server_wants): one queue carries
- * both roles, told apart by hook, flags and, at postrouting, the reply code.
+ * Which queued packets are the server's (door.h): told apart by the rule
+ * that queued them, its hook and queue set, and at postrouting the reply
+ * code from an integrity port.  Each row's packet comes on the set its
+ * rule queues to (nftplan.c): input_closed's probes on the probe set, the
+ * client's incoming segments on the data set.
  */
 static void check_dispatch(void)
 {
 	static const struct {
 		uint32_t hook;
+		enum conf_qset set;
 		uint8_t flags;
 		bool from_service, reply_code;
 		bool want;
 		const char *what;
 	} rows[] = {
-		{ NF_INET_PRE_ROUTING, TCP_SYN, false, false, true, "a SYN at prerouting" },
-		{ NF_INET_PRE_ROUTING, TCP_ACK, false, false, true, "a segment at prerouting" },
-		{ NF_INET_LOCAL_IN, TCP_SYN, false, false, true, "input_closed's SYN" },
-		{ NF_INET_LOCAL_IN, TCP_FIN, false, false, true, "input_closed's FIN probe" },
-		{ NF_INET_LOCAL_IN, TCP_ACK, false, false, false, "the client's incoming segment" },
-		{ NF_INET_LOCAL_IN, TCP_RST, false, false, false, "the client's incoming RST" },
-		{ NF_INET_LOCAL_IN, TCP_SYN | TCP_ACK, false, false, false,
+		{ NF_INET_PRE_ROUTING, QSET_SYN, TCP_SYN, false, false, true, "a SYN at prerouting" },
+		{ NF_INET_PRE_ROUTING, QSET_DATA, TCP_ACK, false, false, true, "a segment at prerouting" },
+		{ NF_INET_LOCAL_IN, QSET_PROBE, TCP_SYN, false, false, true, "input_closed's SYN" },
+		{ NF_INET_LOCAL_IN, QSET_PROBE, TCP_FIN, false, false, true, "input_closed's FIN probe" },
+		{ NF_INET_LOCAL_IN, QSET_DATA, TCP_ACK, false, false, false, "the client's incoming segment" },
+		{ NF_INET_LOCAL_IN, QSET_DATA, TCP_RST, false, false, false, "the client's incoming RST" },
+		{ NF_INET_LOCAL_IN, QSET_DATA, TCP_SYN | TCP_ACK, false, false, false,
 		  "the client's incoming SYN-ACK" },
-		{ NF_INET_POST_ROUTING, TCP_ACK, true, true, true, "the service's integrity segment" },
-		{ NF_INET_POST_ROUTING, TCP_ACK, true, false, false, "a service segment, no code" },
-		{ NF_INET_POST_ROUTING, TCP_ACK, false, true, false,
+		{ NF_INET_POST_ROUTING, QSET_DATA, TCP_ACK, true, true, true, "the service's integrity segment" },
+		{ NF_INET_POST_ROUTING, QSET_DATA, TCP_ACK, true, false, false, "a service segment, no code" },
+		{ NF_INET_POST_ROUTING, QSET_DATA, TCP_ACK, false, true, false,
 		  "the reply code from a port without integrity" },
-		{ NF_INET_LOCAL_OUT, TCP_SYN, false, false, false, "the client's SYN" },
-		{ NF_INET_LOCAL_OUT, TCP_ACK, true, true, false, "output, even with the code" },
-		{ NF_INET_FORWARD, TCP_SYN, false, false, false, "a forwarded SYN" },
+		{ NF_INET_LOCAL_OUT, QSET_SYN, TCP_SYN, false, false, false, "the client's SYN" },
+		{ NF_INET_LOCAL_OUT, QSET_DATA, TCP_ACK, true, true, false, "output, even with the code" },
+		{ NF_INET_FORWARD, QSET_SYN, TCP_SYN, false, false, false, "a forwarded SYN" },
 	};
 	struct server s = { .conf = &conf };
 	uint8_t buf[BUF_LEN];
@@ -1718,7 +1647,7 @@ static void check_dispatch(void)
 
 		if (!svc && rows[i].reply_code)
 			p.data[tcp_off] ^= 0x40;	/* sport: not a protected port */
-		CHECK(server_wants(&s, &p) == rows[i].want, "dispatch %zu: %s is %s", i + 1,
+		CHECK(server_takes(&s, rows[i].set, &p) == rows[i].want, "dispatch %zu: %s is %s", i + 1,
 		      rows[i].what, rows[i].want ? "the server's" : "the client's");
 	}
 }
@@ -1734,6 +1663,7 @@ static void check_dispatch(void)
 static void check_budget(void)
 {
 	static struct server s;
+	static struct door d;
 	static struct replay rp;
 	static uint8_t buf[BUF_LEN];
 	uint64_t most[2][2] = { { 0, 0 }, { 0, 0 } };	/* [no timestamp][mode] */
@@ -1755,7 +1685,8 @@ static void check_budget(void)
 		}
 	}
 	if (replay_init(&rp, 64) < 0 ||
-	    server_init(&s, &conf, &rp, FAKE_SK, FAKE_RS, FAKE_CT, 1) < 0) {
+	    server_init(&s, &conf, &rp, FAKE_SK, FAKE_RS, FAKE_CT, 1) < 0 ||
+	    door_init(&d, &conf, &s, NULL) < 0) {
 		CHECK(0, "budget: init");
 		return;
 	}
@@ -1781,7 +1712,7 @@ static void check_budget(void)
 				uint64_t before = s.isn_work;
 
 				nevents = 0;
-				server_packet(&s, FAKE_Q, &p);
+				door_packet(&d, QSET_SYN, FAKE_Q, &p);
 				CHECK_EQ_U(s.isn_work - before,
 					   pen ? 0 : most[!ts][0] + most[!ts][1],
 					   "budget: %s SYN to port %u, IPv%d, %s%s",
@@ -1793,7 +1724,7 @@ static void check_budget(void)
 		/* The same source guesses on until it serves a penalty. */
 		conf.guess_threshold = 1;
 		conf.guess_penalty = 60;
-		server_set_conf(&s, FAKE_Q, &conf, 1);
+		door_set_conf(&d, FAKE_Q, &conf, 1);
 		for (int k = 0; k < 4 && !pen; k++)
 			server_note_refusal(&s, AF_INET, src_of(AF_INET, 0));
 		for (int k = 0; k < 4 && !pen; k++)
@@ -1801,6 +1732,7 @@ static void check_budget(void)
 	}
 	conf.guess_threshold = 0;
 	conf.guess_penalty = 0;
+	door_free(&d);
 	server_free(&s);
 	replay_free(&rp);
 }
