@@ -67,7 +67,7 @@
  *                     chain's refusals are decided already):
  *         socket transparent 0  accept    (someone listens, or the flow
  *         socket transparent 1  accept     exists: not ours)
- *         fib daddr type local  clear our bits  queue PROBE bypass
+ *         fib daddr type local  our bits = NEWSYN  queue PROBE bypass
  *                     (SYN, ACK and window scans: the daemon does a refused
  *                     knock's work and lets it go on; the kernel answers)
  *     }
