@@ -35,7 +35,7 @@ HARDEN_LDFLAGS := -pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
-ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(HARDEN_CFLAGS) -Idaemon $(PKG_CFLAGS) $(CFLAGS) -MMD -MP \
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARNINGS) $(HARDEN_CFLAGS) -Isrc $(PKG_CFLAGS) $(CFLAGS) -MMD -MP \
 	-DKNOCKGW_VERSION=\"$(VERSION)\"
 ALL_LDFLAGS = $(HARDEN_LDFLAGS) $(LDFLAGS)
 
@@ -45,8 +45,12 @@ else
 Q := @
 endif
 
-DAEMON_MAIN := daemon/knockgw.c
-LIB_SRCS := $(filter-out $(DAEMON_MAIN),$(wildcard daemon/*.c))
+# The sources: src/WING/*.c and src/WING/PART/*.c (docs/DESIGN.md, "The
+# house"); includes are written from src/ ("common/pkt.h").
+SRC_DIRS := $(sort $(dir $(wildcard src/*/ src/*/*/)))
+SRC_HDRS := $(foreach d,$(SRC_DIRS),$(wildcard $(d)*.h))
+DAEMON_MAIN := src/cmd/knockgw.c
+LIB_SRCS := $(filter-out $(DAEMON_MAIN),$(foreach d,$(SRC_DIRS),$(wildcard $(d)*.c)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -68,13 +72,13 @@ $(BUILD)/obj/%.o: %.c
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # --version: a new VERSION rebuilds the one object that prints it.
-$(BUILD)/obj/daemon/cli.o: VERSION
+$(BUILD)/obj/src/cmd/cli.o: VERSION
 
 $(BUILD)/libknockgw.a: $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/knockgw: $(BUILD)/obj/daemon/knockgw.o $(BUILD)/libknockgw.a
+$(BUILD)/knockgw: $(BUILD)/obj/src/cmd/knockgw.o $(BUILD)/libknockgw.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
@@ -121,19 +125,20 @@ check: deps
 
 # libFuzzer targets: clang, with the project's sources compiled in directly.
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O2 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-Idaemon $(PKG_CFLAGS)
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard daemon/*.h tests/fuzz/*.h)
+	-Isrc $(PKG_CFLAGS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(SRC_HDRS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(PKG_LIBS)
 
 # fuzz_integ: the server's data path against fakes of the adapters (and of
 # verify), so only the modules it drives are compiled in.
-FUZZ_INTEG_SRCS := $(addprefix daemon/,door.c verdict.c server.c pending.c pendseg.c integ.c \
-	holdacct.c strays.c \
-	flowtable.c pkt.c match.c replay.c hidx.c tally.c tablemem.c guess.c log.c marks.c \
-	servercount.c)
-$(BUILD)/fuzz/fuzz_integ: tests/fuzz/fuzz_integ.c $(FUZZ_INTEG_SRCS) $(wildcard daemon/*.h tests/fuzz/*.h)
+FUZZ_INTEG_SRCS := $(addprefix src/datapath/,door.c verdict.c) \
+	$(addprefix src/datapath/server/,server.c pending.c pendseg.c integ.c holdacct.c strays.c \
+		replay.c guess.c servercount.c) \
+	$(addprefix src/common/,flowtable.c pkt.c hidx.c tally.c tablemem.c log.c marks.c) \
+	src/config/match.c
+$(BUILD)/fuzz/fuzz_integ: tests/fuzz/fuzz_integ.c $(FUZZ_INTEG_SRCS) $(SRC_HDRS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_INTEG_SRCS) $(PKG_LIBS)
@@ -141,8 +146,8 @@ $(BUILD)/fuzz/fuzz_integ: tests/fuzz/fuzz_integ.c $(FUZZ_INTEG_SRCS) $(wildcard 
 fuzz: $(FUZZ_BINS)
 
 analyze:
-	$(Q)for f in $(wildcard daemon/*.c client/*.c); do \
-		$(CLANG) --analyze -Xanalyzer -analyzer-output=text -std=gnu11 -D_GNU_SOURCE -Idaemon \
+	$(Q)for f in $(LIB_SRCS) $(DAEMON_MAIN) $(wildcard client/*.c); do \
+		$(CLANG) --analyze -Xanalyzer -analyzer-output=text -std=gnu11 -D_GNU_SOURCE -Isrc \
 			$(PKG_CFLAGS) \
 			-o /dev/null $$f || exit 1; done
 
@@ -304,7 +309,7 @@ FUZZ_MERGE ?= 0
 FUZZ_RUNS ?= 0
 # fuzz_kc: knock-connect's parts without its main(), through their headers.
 KC_PART_SRCS := $(filter-out client/knock-connect.c,$(KC_SRCS))
-$(BUILD)/fuzz/fuzz_kc: tests/fuzz/fuzz_kc.c $(LIB_SRCS) $(KC_PART_SRCS) $(wildcard daemon/*.h client/*.h tests/fuzz/*.h)
+$(BUILD)/fuzz/fuzz_kc: tests/fuzz/fuzz_kc.c $(LIB_SRCS) $(KC_PART_SRCS) $(SRC_HDRS) $(wildcard client/*.h tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Iclient -o $@ $< $(LIB_SRCS) $(KC_PART_SRCS) $(PKG_LIBS)

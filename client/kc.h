@@ -13,8 +13,8 @@
 
 #include <stdio.h>
 
-#include "conf_paths.h"
-#include "integ.h"
+#include "config/conf_paths.h"
+#include "common/isn.h"
 
 enum kc_exit {
 	KC_OK = 0,		/* the relay ended cleanly; isn: the ISN was printed */

@@ -9,7 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cmd/cli.h"
 #include "kcargs.h"
 
 void kc_usage(FILE *f)

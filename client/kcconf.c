@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "conf.h"
+#include "config/conf.h"
 #include "kcconf.h"
 
 int kc_socket_from_conf(const char *path, bool explicit, char *out, size_t outlen)

@@ -1,6 +1,6 @@
 /*
  * kcisn.c - `knock-connect isn`: the ISN a client puts in its SYN for
- * given inputs, computed offline with the daemon's own verify.c (see
+ * given inputs, computed offline with the daemon's own isn.c (see
  * kcisn.h).
  */
 #include <arpa/inet.h>
@@ -17,10 +17,10 @@
 
 #include <sodium.h>
 
+#include "common/isn.h"
+#include "config/keys.h"
 #include "kcargs.h"
 #include "kcisn.h"
-#include "keys.h"
-#include "verify.h"
 
 /* Reads exactly n bytes from the start of path into buf. */
 static int read_prefix(const char *path, uint8_t *buf, size_t n)

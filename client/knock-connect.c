@@ -5,7 +5,7 @@
  *
  * relays stdin/stdout to HOST:PORT through the knock the local knockgw has
  * configured for it, for ssh -o ProxyCommand='knock-connect %h %p'.  It asks
- * the daemon over its control socket (daemon/ctlclient.h) whether a knock
+ * the daemon over its control socket (src/ctl/ctlclient.h) whether a knock
  * covers the destination.  For an auth-only knock it simply connects: the
  * daemon's client role gives the SYN its ISN.  For integrity mode the ISN
  * also covers the first integrity_len bytes of the stream, so it reads them
@@ -35,7 +35,7 @@
 
 #include <sodium.h>
 
-#include "ctlclient.h"
+#include "ctl/ctlclient.h"
 #include "kc.h"
 #include "kcargs.h"
 #include "kcconf.h"

@@ -44,10 +44,10 @@ trap 'exit 1' HUP INT TERM
 cp -R tests/conf/good tests/conf/bad tests/conf/keys "$tmp"/ || exit 1
 example_ok=0
 cmp -s conf/knockgw.conf tests/conf/good/0007-example.conf && example_ok=1
-# Every setting the loader knows (a row of daemon/conf_schema.c's tables)
+# Every setting the loader knows (a row of src/config/read/conf_schema.c's tables)
 # is named in the example and has a heading in knockgw.conf(5).
 settings=$(sed -En 's/^[[:space:]]*[{] "([a-z_]+)", *(INT[(]|BOOL[(]|WORD[(]|STR[A-Z]*[(]|[.]type).*/\1/p' \
-	daemon/conf_schema.c | sort -u)
+	src/config/read/conf_schema.c | sort -u)
 not_in_example=""
 not_in_man=""
 for k in $settings; do

@@ -23,7 +23,7 @@
 
 #include <sodium.h>
 
-#include "conf.h"
+#include "config/conf.h"
 #include "harness.h"
 
 enum { INPUT_MAX = 64 * 1024 };

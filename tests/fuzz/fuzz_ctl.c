@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "ctlproto.h"
+#include "ctl/ctlproto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

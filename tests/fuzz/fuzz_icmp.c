@@ -11,7 +11,7 @@
  *      that no byte moved but the quoted sequence number, the quoted TCP
  *      checksum and the ICMP checksum, and that, started from correct
  *      checksums, both are still correct (RFC 1624 against RFC 1071: the
- *      ICMP one against seqrewrite_icmp_csum_full and a model here, the
+ *      ICMP one against csum_icmp_full and a model here, the
  *      quoted TCP one against a model over the whole quoted segment).
  * Any broken property aborts, which libFuzzer reports as a crash.
  */
@@ -22,9 +22,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/csum.h"
+#include "common/icmperr.h"
+#include "datapath/client/seqrewrite.h"
 #include "harness.h"
-#include "icmperr.h"
-#include "seqrewrite.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -148,7 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	wr16(ref + v.icmp_off + 2, 0);
 	wr16(ref + v.icmp_off + 2, model_icmp(ref, &v));
-	REQUIRE(seqrewrite_icmp_csum_full(ref, &v) == model_icmp(ref, &v));
+	REQUIRE(csum_icmp_full(ref, &v) == model_icmp(ref, &v));
 	memcpy(copy, ref, size);
 
 	/* Let the input pick the delta too, wrap-around included. */

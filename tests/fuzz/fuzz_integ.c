@@ -17,7 +17,7 @@
  * Two flows, from two sources, share one small queue.
  *
  * The adapters are fakes (the real nfq.c, ctnl.c, sockkill.c, rawsock.c
- * and verify.c are not linked).  Verdicts are delivered to the model in
+ * and isn.c are not linked).  Verdicts are delivered to the model in
  * the order given, when the daemon flushes them and at the end of each
  * packet (a batch); an accepted packet then reaches the service model, a
  * REPEAT'd SYN flags the conntrack entry and is queued again.  Conntrack
@@ -61,22 +61,22 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "client.h"
-#include "clienticmp.h"
-#include "conf.h"
-#include "ctnl.h"
-#include "door.h"
+#include "common/isn.h"
+#include "common/log.h"
+#include "common/marks.h"
+#include "common/pkt.h"
+#include "config/conf.h"
+#include "datapath/client/client.h"
+#include "datapath/client/clienticmp.h"
+#include "datapath/door.h"
+#include "datapath/server/integ.h"
+#include "datapath/server/replay.h"
+#include "datapath/server/server.h"
 #include "harness.h"
-#include "integ.h"
-#include "log.h"
-#include "marks.h"
-#include "nfq.h"
-#include "pkt.h"
-#include "rawsock.h"
-#include "replay.h"
-#include "server.h"
-#include "sockkill.h"
-#include "verify.h"
+#include "kernel/ctnl.h"
+#include "kernel/nfq.h"
+#include "kernel/rawsock.h"
+#include "kernel/sockkill.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -18,7 +18,7 @@
  *      as a knockgw.conf in a memfd.  Accepted means a control_socket that
  *      is absolute and fits sun_path, or the default left alone; -c absent
  *      never fails.
- *   3  key_decode_base64() (daemon/keys.c, which --key-file and the daemon
+ *   3  key_decode_base64() (src/config/keys.c, which --key-file and the daemon
  *      both use): accepted text is exactly one standard base64 encoding of
  *      1..KG_KEY_MAX bytes, with surrounding white space only.
  *   4  kc_parse_connect_args(): `knock-connect ARGS...` as NUL-separated
@@ -55,11 +55,11 @@
 #include "harness.h"	/* has_include(); REQUIRE is this file's own */
 #undef REQUIRE
 
+#include "config/keys.h"
 #include "kc.h"
 #include "kcargs.h"
 #include "kcconf.h"
 #include "kcisn.h"
-#include "keys.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

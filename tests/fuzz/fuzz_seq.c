@@ -8,7 +8,7 @@
  * Even: a packet.  Four bytes of delta, then the packet, parsed by
  * pkt_parse().  For every accepted packet, in both directions, on
  * exact-size heap copies (ASan sees any stray byte):
- *   0. seqrewrite_tcp_csum_full() equals a checksum computed here word by
+ *   0. csum_tcp_full() equals a checksum computed here word by
  *      word, as RFC 1071 spells it;
  *   1. starting from a correct checksum, the incremental update equals a
  *      full recomputation (RFC 1624 eqn. 3 vs RFC 1071), and equals the
@@ -39,11 +39,12 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "bytes.h"
+#include "common/bytes.h"
+#include "common/csum.h"
+#include "common/pkt.h"
+#include "datapath/client/seqrewrite.h"
+#include "datapath/server/integ.h"
 #include "harness.h"
-#include "integ.h"
-#include "pkt.h"
-#include "seqrewrite.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -147,9 +148,9 @@ HARNESS static void check_dir(const uint8_t *pkt, size_t size, const struct pkt_
 
 	/* A correct checksum to start from, when there is a payload to sum. */
 	if (full) {
-		REQUIRE(csum_equal(seqrewrite_tcp_csum_full(good, v), ref_csum(good, v)));
+		REQUIRE(csum_equal(csum_tcp_full(good, v), ref_csum(good, v)));
 		put_be16(good + v->l4_off + TCP_CSUM_OFF, 0);
-		put_be16(good + v->l4_off + TCP_CSUM_OFF, seqrewrite_tcp_csum_full(good, v));
+		put_be16(good + v->l4_off + TCP_CSUM_OFF, csum_tcp_full(good, v));
 	}
 	a = dup_bytes(good, size);
 	b = dup_bytes(good, size);
@@ -175,10 +176,10 @@ HARNESS static void check_dir(const uint8_t *pkt, size_t size, const struct pkt_
 
 		/* 1: incremental == full == full after the no-fix rewrite. */
 		REQUIRE(pkt_parse(a, size, &w) == PKT_OK);
-		sum = seqrewrite_tcp_csum_full(a, &w);
+		sum = csum_tcp_full(a, &w);
 		REQUIRE(csum_equal(stored_csum(a, &w), sum));
 		REQUIRE(pkt_parse(b, size, &w) == PKT_OK);
-		REQUIRE(csum_equal(seqrewrite_tcp_csum_full(b, &w), sum));
+		REQUIRE(csum_equal(csum_tcp_full(b, &w), sum));
 
 		/* 2: a wrong checksum stays wrong. */
 		c = dup_bytes(good, size);
@@ -186,7 +187,7 @@ HARNESS static void check_dir(const uint8_t *pkt, size_t size, const struct pkt_
 		if (!csum_equal(wrong, stored_csum(good, v))) {
 			rewrite(c, size, dir, delta, true);
 			REQUIRE(pkt_parse(c, size, &w) == PKT_OK);
-			REQUIRE(!csum_equal(stored_csum(c, &w), seqrewrite_tcp_csum_full(c, &w)));
+			REQUIRE(!csum_equal(stored_csum(c, &w), csum_tcp_full(c, &w)));
 		}
 		free(c);
 	}

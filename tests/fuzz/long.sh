@@ -38,7 +38,7 @@ FUZZ_RUNS=${FUZZ_RUNS:-0}
 runs=-1
 [ "$FUZZ_RUNS" -le 0 ] || runs=$(((FUZZ_RUNS + FUZZ_JOBS - 1) / FUZZ_JOBS))
 commit=$(git -C "$dir" rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git -C "$dir" status --porcelain -- ../../daemon ../../client . ":(exclude)corpus" 2>/dev/null)" ] ||
+[ -z "$(git -C "$dir" status --porcelain -- ../../src ../../client . ":(exclude)corpus" 2>/dev/null)" ] ||
 	commit="$commit+changes"
 [ $# -gt 0 ] || { echo "usage: long.sh BUILD/fuzz/fuzz_NAME..." >&2; exit 2; }
 

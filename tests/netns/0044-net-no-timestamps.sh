@@ -9,7 +9,7 @@
 # copies arrive byte-exact.  Without timestamps a native knock used to be a
 # function of destination, port and time alone: the second host sent the
 # first one's ISN and was refused as a replay.  Now each connection's knock
-# is the nonce form (verify.h): the server counts it (syn_nonce).  A nonce
+# is the nonce form (isn.h): the server counts it (syn_nonce).  A nonce
 # is 8 bits: two hosts at different addresses pick the same one with odds
 # of 1 in 256 per pair of connections in one epoch, and the second is then
 # refused as a replay, by design; a host refused so gets one more try (a

@@ -155,7 +155,7 @@ ct_journal() { ct journalctl -b -u "$1" -o cat --no-pager; }
 # ct_has FILE PATTERN: the container's FILE has a line matching PATTERN.
 ct_has() { ct grep -q -- "$2" "$1"; }
 
-# ct_guards: the queue guards (knockgw-guard, daemon/qguard.h) running in
+# ct_guards: the queue guards (knockgw-guard, src/kernel/qguard.h) running in
 # the container, one PID a line.  ct_no_guard: none.  ct_one_guard: one,
 # in knockgw.service's control group (systemd stops and restarts it with
 # the daemon).

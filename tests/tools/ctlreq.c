@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctlclient.h"
+#include "ctl/ctlclient.h"
 
 enum { MAX_COPIES = CTLCLIENT_FDS_MAX };
 

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/rst.h"
 #include "fakes.h"
-#include "gwnat.h"
-#include "rst.h"
+#include "kernel/gwnat.h"
 
 struct event events[FAKE_MAX_EVENTS];
 size_t nevents;

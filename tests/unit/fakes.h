@@ -23,14 +23,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctnl.h"
-#include "integ.h"
-#include "intent.h"
-#include "marks.h"
-#include "nfq.h"
-#include "pkt.h"
-#include "rawsock.h"
-#include "sockkill.h"
+#include "common/marks.h"
+#include "common/pkt.h"
+#include "datapath/client/intent.h"
+#include "datapath/server/integ.h"
+#include "kernel/ctnl.h"
+#include "kernel/nfq.h"
+#include "kernel/rawsock.h"
+#include "kernel/sockkill.h"
 
 enum {
 	FAKE_MAX_EVENTS = 2048,

@@ -44,19 +44,19 @@
 
 #include <sodium.h>
 
-#include "client.h"
-#include "conf.h"
-#include "door.h"
+#include "common/isn.h"
+#include "config/conf.h"
+#include "config/keys.h"
+#include "datapath/client/client.h"
+#include "datapath/client/intent.h"
+#include "datapath/door.h"
 #include "fakes.h"
-#include "ctnl.h"
-#include "gwnat.h"
-#include "intent.h"
-#include "keys.h"
-#include "nfq.h"
+#include "kernel/ctnl.h"
+#include "kernel/gwnat.h"
+#include "kernel/nfq.h"
+#include "kernel/rawsock.h"
 #include "pktbuild.h"
-#include "rawsock.h"
 #include "unit.h"
-#include "verify.h"
 
 enum {
 	BUF_LEN = 66000,	/* room for a packet larger than the client's buffer */

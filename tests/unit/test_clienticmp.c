@@ -24,14 +24,14 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "client.h"
-#include "clienticmp.h"
-#include "conf.h"
-#include "ctnl.h"
-#include "nfq.h"
+#include "config/conf.h"
+#include "datapath/client/client.h"
+#include "datapath/client/clienticmp.h"
+#include "datapath/verdict.h"
+#include "kernel/ctnl.h"
+#include "kernel/nfq.h"
 #include "pktbuild.h"
 #include "unit.h"
-#include "verdict.h"
 
 enum { BUF_LEN = 2048, KERNEL_SEQ = 0x11110000, SHIFT = 0x89abcdef, MARK = 0x00000042 };
 

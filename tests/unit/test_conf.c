@@ -21,9 +21,9 @@
 
 #include <sodium.h>
 
-#include "conf.h"
-#include "match.h"
-#include "keys.h"
+#include "config/conf.h"
+#include "config/keys.h"
+#include "config/match.h"
 #include "unit.h"
 
 enum { K32, K19, K64 };	/* key indexes of the base config */

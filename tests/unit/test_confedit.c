@@ -16,9 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "confedit.h"
-#include "udiff.h"
+#include "config/conf.h"
+#include "config/edit/confedit.h"
+#include "config/edit/udiff.h"
 #include "unit.h"
 
 static char dir[64];

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "conf.h"
+#include "config/conf.h"
 #include "unit.h"
 
 #define DEF_TABLE "knockgw"

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf.h"
-#include "conf_schema.h"
+#include "config/conf.h"
+#include "config/read/conf_schema.h"
 #include "unit.h"
 
 enum where { AT_ROOT, AT_PROTECT, AT_KNOCK };

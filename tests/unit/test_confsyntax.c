@@ -15,8 +15,8 @@
 
 #include <libconfig.h>
 
-#include "conf_diag.h"
-#include "conf_syntax.h"
+#include "config/read/conf_diag.h"
+#include "config/read/conf_syntax.h"
 #include "unit.h"
 
 struct parse_row {

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "counterpub.h"
+#include "daemon/counterpub.h"
 #include "unit.h"
 
 /* Counter values of round r: distinct per field and index. */

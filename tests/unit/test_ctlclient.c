@@ -19,10 +19,10 @@
 
 #include <sodium.h>
 
-#include "conf.h"
-#include "ctl.h"
-#include "ctlclient.h"
-#include "intent.h"
+#include "config/conf.h"
+#include "ctl/ctl.h"
+#include "ctl/ctlclient.h"
+#include "datapath/client/intent.h"
 #include "unit.h"
 
 static uint64_t mono_ms(void)

@@ -1,5 +1,5 @@
 /*
- * test_ctlproto - the control socket's line protocol (daemon/ctlproto.c).
+ * test_ctlproto - the control socket's line protocol (src/ctl/ctlproto.c).
  *
  * Request rows give the bytes a client sent and what the parser must make
  * of them; every refused row also checks that the result struct was left
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "ctlproto.h"
+#include "ctl/ctlproto.h"
 #include "unit.h"
 
 #define LONGEST_V6 "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255"

@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ctlsock.h"
+#include "ctl/ctlsock.h"
 #include "unit.h"
 
 static const struct {

@@ -18,7 +18,7 @@
 
 #include <libmnl/libmnl.h>
 
-#include "ctnl.h"
+#include "kernel/ctnl.h"
 #include "unit.h"
 
 enum { MAX_STEPS = 12, BUF_BYTES = 4096 };

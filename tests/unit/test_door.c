@@ -17,10 +17,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "conf.h"
-#include "door.h"
-#include "marks.h"
-#include "nftplan.h"
+#include "common/marks.h"
+#include "config/conf.h"
+#include "datapath/door.h"
+#include "kernel/nft/nftplan.h"
 #include "unit.h"
 
 /* What a rule leaves in our mark bits. */

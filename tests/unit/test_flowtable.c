@@ -15,7 +15,7 @@
 
 #include <sodium.h>
 
-#include "flowtable.h"
+#include "common/flowtable.h"
 #include "unit.h"
 
 enum {

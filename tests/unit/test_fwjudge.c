@@ -17,8 +17,8 @@
 #include <linux/netfilter_ipv4/ipt_REJECT.h>
 #include <linux/netfilter_ipv6/ip6t_REJECT.h>
 
-#include "fwjudge.h"
-#include "fwrules.h"
+#include "kernel/fw/fwjudge.h"
+#include "kernel/fw/fwrules.h"
 #include "unit.h"
 
 enum { REFUSE = 1, PROTECTED = 22, UNUSED = 4000, MARK_MASK = 0x7f000000 };

@@ -12,7 +12,7 @@
 
 #include <sodium.h>
 
-#include "guess.h"
+#include "datapath/server/guess.h"
 #include "unit.h"
 
 enum { MAX_STEPS = 16 };

@@ -15,10 +15,10 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include "conf.h"
-#include "hidestate.h"
-#include "nftplan.h"
-#include "nftrules.h"
+#include "config/conf.h"
+#include "config/hidestate.h"
+#include "kernel/nft/nftplan.h"
+#include "kernel/nft/nftrules.h"
 #include "unit.h"
 
 #define KEYS "keys = ( { name = \"k\"; secret = \"s\"; } );\n"

@@ -12,7 +12,7 @@
 
 #include <sodium.h>
 
-#include "hidx.h"
+#include "common/hidx.h"
 #include "unit.h"
 
 enum { MODEL_MAX = 200, OPS = 60000 };

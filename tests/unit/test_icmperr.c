@@ -18,9 +18,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "icmperr.h"
+#include "common/csum.h"
+#include "common/icmperr.h"
+#include "datapath/client/seqrewrite.h"
 #include "pktbuild.h"
-#include "seqrewrite.h"
 #include "unit.h"
 
 enum {
@@ -309,7 +310,7 @@ static void rewrite_case(int family, uint8_t type, uint32_t s, uint32_t delta, s
 	CHECK(glen == wlen && memcmp(got, want, glen) == 0,
 	      "case %d: family %d qlen %zu delta %08x: not the error about the unshifted segment",
 	      tag, family, qlen, delta);
-	CHECK_EQ_U(seqrewrite_icmp_csum_full(got, &v), pb_get16(got + v.icmp_off + 2),
+	CHECK_EQ_U(csum_icmp_full(got, &v), pb_get16(got + v.icmp_off + 2),
 		   "case %d: full checksum agrees", tag);
 }
 
@@ -378,10 +379,10 @@ static void test_bad_stays_bad(void)
 		if (icmperr_parse(pkt, len, &v) != ICMPERR_OK)
 			abort();
 		seqrewrite_icmp(pkt, &v, 0x1000);
-		good = seqrewrite_icmp_csum_full(pkt, &v);
+		good = csum_icmp_full(pkt, &v);
 		CHECK(good != pb_get16(pkt + v.icmp_off + 2), "family %d: still wrong", family);
 		pkt[len - 1] ^= 0x40;
-		CHECK_EQ_U(seqrewrite_icmp_csum_full(pkt, &v), pb_get16(pkt + v.icmp_off + 2),
+		CHECK_EQ_U(csum_icmp_full(pkt, &v), pb_get16(pkt + v.icmp_off + 2),
 			   "family %d: right once the byte is back", family);
 	}
 }

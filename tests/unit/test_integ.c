@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "integ.h"
+#include "datapath/server/integ.h"
 #include "unit.h"
 
 enum {

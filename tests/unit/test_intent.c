@@ -1,5 +1,5 @@
 /*
- * test_intent - the intent table (daemon/intent.c).
+ * test_intent - the intent table (src/datapath/client/intent.c).
  *
  * Time is injected (now is a parameter everywhere).  Rows are numbered;
  * the key rows check that each part of (family, local port, destination,
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "intent.h"
+#include "datapath/client/intent.h"
 #include "unit.h"
 
 /*

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "invite.h"
+#include "cmd/cli.h"
+#include "cmd/invite.h"
 #include "unit.h"
 
 #define KEY "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE=\n"

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "keywrite.h"
+#include "cmd/keywrite.h"
 #include "unit.h"
 
 #define TEXT "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE=\n"

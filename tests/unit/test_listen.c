@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "listen.h"
+#include "kernel/listen.h"
 #include "unit.h"
 
 #define HDR "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid\n"

@@ -5,7 +5,7 @@
  */
 #include <stdint.h>
 
-#include "marks.h"
+#include "common/marks.h"
 #include "unit.h"
 
 static const struct row {

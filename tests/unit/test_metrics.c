@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 
-#include "metrics.h"
+#include "daemon/metrics.h"
 #include "unit.h"
 
 struct esc_row {

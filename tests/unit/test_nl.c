@@ -15,7 +15,7 @@
 
 #include <libmnl/libmnl.h>
 
-#include "nl.h"
+#include "kernel/nl.h"
 #include "unit.h"
 
 enum { NMSG = 5, MAX_EVENTS = 8, MAX_ACKS = 8, BEGIN_SEQ = 1000, BUF_BYTES = 4096 };

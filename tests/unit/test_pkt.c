@@ -1,5 +1,5 @@
 /*
- * test_pkt - the packet view (daemon/pkt.c).
+ * test_pkt - the packet view (src/common/pkt.c).
  *
  * Every row builds one packet with the helpers below (IPv4 or IPv6 with
  * optional IP options / extension headers, TCP options and payload), then
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "pkt.h"
+#include "common/pkt.h"
 #include "unit.h"
 
 enum {

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "marks.h"
-#include "qguard.h"
+#include "common/marks.h"
+#include "kernel/qguard.h"
 #include "unit.h"
 
 enum code { NONE, INTEG, REPLY, INVALID, NOCONN, ACCEPTED, NEWSYN, FWD, UNUSED };

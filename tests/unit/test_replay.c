@@ -17,7 +17,7 @@
 
 #include <sodium.h>
 
-#include "replay.h"
+#include "datapath/server/replay.h"
 #include "unit.h"
 
 enum { MAX_STEPS = 14 };

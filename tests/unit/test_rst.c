@@ -19,9 +19,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "pkt.h"
+#include "common/pkt.h"
+#include "common/rst.h"
 #include "pktbuild.h"
-#include "rst.h"
 #include "unit.h"
 
 enum {

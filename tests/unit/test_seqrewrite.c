@@ -17,9 +17,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "pkt.h"
+#include "common/csum.h"
+#include "common/pkt.h"
+#include "datapath/client/seqrewrite.h"
 #include "pktbuild.h"
-#include "seqrewrite.h"
 #include "unit.h"
 
 enum {
@@ -191,7 +192,7 @@ static void run_case(const char *name, unsigned no, const struct spec *s, enum s
 	csum_off = v.l4_off + 16;
 	csum_before = pb_get16(pkt + csum_off);
 	if (!cut)
-		CHECK_EQ_U(seqrewrite_tcp_csum_full(pkt, &v), csum_before,
+		CHECK_EQ_U(csum_tcp_full(pkt, &v), csum_before,
 			   "%s %u: full csum before", name, no);
 
 	seqrewrite_apply(pkt, &v, dir, delta, fix);
@@ -210,7 +211,7 @@ static void run_case(const char *name, unsigned no, const struct spec *s, enum s
 		CHECK_EQ_U(pb_get16(pkt + csum_off), pb_tcp_csum_of(pkt), "%s %u: incremental csum",
 			   name, no);
 		if (!cut)
-			CHECK_EQ_U(seqrewrite_tcp_csum_full(pkt, &v), pb_tcp_csum_of(pkt),
+			CHECK_EQ_U(csum_tcp_full(pkt, &v), pb_tcp_csum_of(pkt),
 				   "%s %u: full csum after", name, no);
 		CHECK(memcmp(pkt, wantbuf, len) == 0, "%s %u: packet differs from rebuilt one",
 		      name, no);
@@ -442,7 +443,7 @@ static void syn_table(void)
 			CHECK_EQ_U((v.ts_off - v.l4_off) % 2, r->want_odd, "syn %u: TSval offset", no);
 		seqrewrite_syn(pkt, &v, r->isn, r->new_tsval);
 		CHECK_EQ_U(pb_get16(pkt + v.l4_off + 16), pb_tcp_csum_of(pkt), "syn %u: csum", no);
-		CHECK_EQ_U(seqrewrite_tcp_csum_full(pkt, &v), pb_tcp_csum_of(pkt), "syn %u: full csum", no);
+		CHECK_EQ_U(csum_tcp_full(pkt, &v), pb_tcp_csum_of(pkt), "syn %u: full csum", no);
 		CHECK(memcmp(pkt, wantbuf, len) == 0, "syn %u: packet differs from rebuilt one", no);
 		CHECK_EQ_U(v.seq, r->isn, "syn %u: view seq", no);
 		CHECK_EQ_U(v.tsval, want.tsval, "syn %u: view tsval", no);

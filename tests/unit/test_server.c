@@ -46,21 +46,21 @@
 
 #include <sodium.h>
 
-#include "conf.h"
-#include "door.h"
+#include "common/isn.h"
+#include "common/marks.h"
+#include "common/rst.h"
+#include "config/conf.h"
+#include "config/keys.h"
+#include "datapath/door.h"
+#include "datapath/server/integ.h"
+#include "datapath/server/server.h"
+#include "datapath/server/strays.h"
 #include "fakes.h"
-#include "integ.h"
-#include "keys.h"
-#include "marks.h"
-#include "nfq.h"
+#include "kernel/nfq.h"
+#include "kernel/rawsock.h"
+#include "kernel/sockkill.h"
 #include "pktbuild.h"
-#include "rawsock.h"
-#include "rst.h"
-#include "server.h"
-#include "sockkill.h"
-#include "strays.h"
 #include "unit.h"
-#include "verify.h"
 
 enum {
 	BUF_LEN = 4096,

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "stats.h"
+#include "daemon/stats.h"
 #include "unit.h"
 
 static struct stats *fixture(void)

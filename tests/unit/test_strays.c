@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "strays.h"
+#include "datapath/server/strays.h"
 #include "unit.h"
 
 enum { MAX_STEPS = 8, FLOWS = 64, SOURCES = 8 };

@@ -14,7 +14,7 @@
 
 #include <sodium.h>
 
-#include "tally.h"
+#include "common/tally.h"
 #include "unit.h"
 
 enum { MAX_STEPS = 16 };

@@ -595,7 +595,7 @@ stop_knockgw() {
 	wait_for 5 sh -c "! kill -0 $sk_pid"
 }
 
-# guard_pids [NS]: the queue guards (knockgw-guard, daemon/qguard.h) that
+# guard_pids [NS]: the queue guards (knockgw-guard, src/kernel/qguard.h) that
 # live in NS ($NS_S), one PID a line.  no_guard [NS]: none there.
 guard_pids() {
 	for gp_p in $(ip netns pids "${1:-$NS_S}" 2>/dev/null); do

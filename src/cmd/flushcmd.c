@@ -1,0 +1,105 @@
+/*
+ * flushcmd.c - `knockgw flush` (see flushcmd.h).
+ */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cmd/cli.h"
+#include "cmd/flushcmd.h"
+#include "config/conf.h"
+#include "kernel/nft/nftrules.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: knockgw flush [-c FILE]\n"
+		   "Remove the table a stopped daemon left to hide its ports.\n");
+}
+
+/* Does a daemon listen on the control socket at path? */
+static bool daemon_listening(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool up;
+
+	if (fd < 0)
+		return false;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	up = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return up;
+}
+
+static int run(const char *conf_path)
+{
+	struct conf_peek p;
+	int r;
+
+	conf_peek(conf_path, &p);
+	if (p.failed) {
+		fprintf(stderr, "knockgw flush: %s\n", p.table_from);
+		return CLI_ERROR;
+	}
+	if (p.assumed)
+		fprintf(stderr, "knockgw flush: going on with what could be read of %s "
+				"(`knockgw -n -c %s` shows every error):\n"
+				"  table inet %s (%s)\n  control socket %s (%s)\n",
+			conf_path, conf_path, p.table, p.table_from, p.control_socket,
+			p.socket_from);
+	if (daemon_listening(p.control_socket)) {
+		fprintf(stderr, "knockgw: a daemon answers on %s and would put table inet %s back; "
+				"stop it first (systemctl stop knockgw)\n",
+			p.control_socket, p.table);
+		return CLI_ERROR;
+	}
+	r = nftrules_present(p.table);
+	if (r == 0) {
+		printf("no table inet %s: nothing to remove\n", p.table);
+	} else if (r > 0 && (r = nftrules_remove(p.table)) == 0) {
+		printf("table inet %s removed: protected ports are now as their services make "
+		       "them (open where one listens)\n", p.table);
+	} else {
+		fprintf(stderr, "knockgw: cannot remove table inet %s: %s\n", p.table,
+			strerror(-r));
+		return CLI_ERROR;
+	}
+	return CLI_OK;
+}
+
+int flush_main(int argc, char **argv, const char *default_conf)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *conf_path = default_conf;
+	int ch;
+
+	optind = 0;
+	opterr = 0;	/* said by cli_bad_option(), the knockgw way */
+	while ((ch = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			conf_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			cli_bad_option("knockgw flush", ch, argv);
+			fprintf(stderr, "Try 'knockgw flush --help'.\n");
+			return CLI_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "knockgw flush: unexpected argument \"%s\"\n"
+				"Try 'knockgw flush --help'.\n", argv[optind]);
+		return CLI_USAGE;
+	}
+	return run(conf_path);
+}

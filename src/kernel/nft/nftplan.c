@@ -1,0 +1,663 @@
+/*
+ * nftplan.c - the ruleset planned from the configuration (see nftplan.h;
+ * its text form, and the names of its rules in error reports, are
+ * nftprint.c's).
+ *
+ *   table inet knockgw {
+ *     chain prerouting {                                       the server role
+ *       type filter hook prerouting priority -150; policy accept;
+ *       tcp flags & (syn|ack) == syn meta mark & MASK == INTEG
+ *                     ct mark set ct mark | CT_INTEG, clear our bits, go on
+ *                     (the daemon's REPEAT of a valid integrity SYN: the SYN
+ *                     rule below queues it again and the daemon lets it pass)
+ *       per protected port (and address, when limited); every rule only
+ *       for this host's own addresses (fib daddr type local), as dialled,
+ *       but a forward entry's, which name the routed hosts it protects:
+ *         tcp dport P SYN iif != lo ct state new  our bits = NEWSYN  queue SYN bypass
+ *                     (on_fail "reset" and no fail_open: with no daemon the
+ *                     packet goes on to the nat chain, which refuses it)
+ *         tcp dport P SYN  clear our bits         queue SYN  (the rest: invalid,
+ *                     untracked, loopback, which nat cannot redirect: dropped
+ *                     with no daemon)
+ *         forward entries: tcp dport P tcp flags & (syn|ack|rst) == 0
+ *                     our bits = NOCONN    queue PROBE  (FIN/NULL/Xmas, which never
+ *                     reach input: the daemon answers like a closed port)
+ *           or, with on_fail "drop":  ct state new,invalid, not a SYN   drop
+ *         on_fail "reset", not a SYN, no connection conntrack knows (an ACK
+ *                     scan, a guessed SYN cookie, a lost flow):
+ *           tcp dport P iif != lo ct state new   our bits = NEWSYN
+ *                     queue PROBE bypass   (refused like a SYN: the nat chain
+ *                     sends it to the closed port, the kernel answers)
+ *           tcp dport P ct state new,untracked   our bits = NOCONN
+ *                     queue PROBE   (loopback, untracked: nat cannot take it;
+ *                     the daemon answers)
+ *         tcp dport P ct mark & CT_INTEG ct direction original
+ *                     meta mark set mark & ~MASK                queue DATA  (integrity)
+ *         integrity: tcp dport P ct state invalid, not a SYN
+ *                     meta mark set mark & ~MASK | INVALID      queue DATA  (no entry, so
+ *                                     no flag: checked if its flow is being checked)
+ *     }
+ *     chain prerouting_late {  type filter hook prerouting priority -140;
+ *       meta mark & MASK == NOCONN  reject with tcp reset   (what no daemon answered)
+ *     }
+ *     chain prerouting_nat {  type nat hook prerouting priority -199;
+ *                     (before any other table's DNAT)
+ *       SYN meta mark & MASK == ACCEPTED   clear our bits  accept  (let through)
+ *       per protected port (and address): tcp dport P  redirect to :REFUSE
+ *                     (any other new connection to it: refused, or no daemon
+ *                     saw it; the kernel answers from a port nobody listens
+ *                     on, and conntrack puts P back in the answer, which is
+ *                     then a closed port's, field by field)
+ *       per forward entry's address: ip daddr A tcp dport P
+ *                     dnat to ip daddr:REFUSE   (the routed host's own closed
+ *                     port answers, through this router)
+ *     }
+ *     with closed_ports "daemon" (the default) and an entry that answers
+ *     for this host's own port with on_fail "reset": probes of ports nobody
+ *     listens on take the path a probe of a protected port takes
+ *     chain prerouting_closed {  type filter hook prerouting priority -99;
+ *                     (after every DNAT: a port forwarded elsewhere is
+ *                     not this host's, a redirected one is judged by where
+ *                     it goes)
+ *       ct state != new  return
+ *       per protected port of this host (and address): tcp dport P  return
+ *                     (decided in chain prerouting: a knock let through to
+ *                     a port nobody listens on is not decided twice)
+ *       tcp ct state new iif != lo, no RST, ct status not dnat (the nat
+ *                     chain's refusals are decided already):
+ *         socket transparent 0  accept    (someone listens, or the flow
+ *         socket transparent 1  accept     exists: not ours)
+ *         fib daddr type local  our bits = NEWSYN  queue PROBE bypass
+ *                     (SYN, ACK and window scans: the daemon does a refused
+ *                     knock's work and lets it go on; the kernel answers)
+ *     }
+ *     chain input_closed {  type filter hook input priority 10;
+ *                     (after the usual filter chains: a port another
+ *                     firewall here drops is never answered by us)
+ *       per protected port of this host (on_fail "reset", and address):
+ *         tcp dport P tcp flags & (syn|ack|rst) == 0
+ *                     our bits = NOCONN  queue PROBE bypass   (FIN/NULL/Xmas:
+ *                     invalid for conntrack, so no nat; the daemon answers)
+ *       closed_ports "daemon": tcp iif != lo tcp flags & (syn|ack|rst) == 0
+ *         socket transparent 0|1  accept
+ *         clear our bits  queue PROBE bypass   (answered as the protected
+ *                     port's; with no daemon, by the kernel)
+ *     }
+ *     chain input_late {  type filter hook input priority 11;
+ *       meta mark & MASK == NOCONN  reject with tcp reset }
+ *     with an integrity entry: the service's side of those flows (pending.h),
+ *     after any DNAT is undone, so with the addresses the client dialled
+ *     chain postrouting {  type filter hook postrouting priority 110;
+ *       per integrity entry (and address):
+ *         tcp sport P ct mark & CT_INTEG ct direction reply
+ *                     meta mark set mark & ~MASK | REPLY  queue DATA
+ *     }
+ *     (The daemon clears a flow's CT_INTEG over ctnetlink once the service
+ *     acknowledged its bytes; no rule acts on a mark to do that.)
+ *     chain output_raw {                          client role, before conntrack
+ *       type filter hook output priority -300; policy accept;
+ *       per knock entry:  ip daddr D tcp dport P tcp flags & (syn|ack) == syn  queue SYN
+ *       with translate = "user", also:
+ *                         ip daddr D tcp dport P tcp flags & (syn|ack) != syn  queue DATA
+ *     }
+ *     with translate = "user" only (the shift is in conntrack labels of
+ *     ours, bits N..N+32 for rules.ct_label = N: bit N says the flow is one
+ *     the daemon translates):
+ *     chain input {  type filter hook input priority -150;
+ *       ip saddr D tcp sport P tcp flags & ack == ack ct label N  queue DATA
+ *       ip saddr D tcp sport P tcp flags & ack == ack ct state invalid,untracked  queue DATA }
+ *     with `from` in a knock entry (gateway client role), per prefix F of
+ *     dst's family:
+ *     chain prerouting_raw {  type filter hook prerouting priority -300;
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
+ *                   fib daddr type != local       (routed: not to this host)
+ *                   fib saddr . iif oif missing  drop
+ *                                 (it did not come the way F is routed: forged)
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
+ *                   fib daddr type != local
+ *                   meta mark set mark & ~MASK | FWD  queue SYN
+ *       or, with from_interfaces = [ I, ... ] (asymmetric routes):
+ *         ... fib daddr type != local iifname I  meta mark ... queue SYN   (per I)
+ *         ... fib daddr type != local  drop
+ *       and with translate = "user", its later packets going out:
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) != syn
+ *                   fib daddr type != local  meta mark set mark & ~MASK | FWD  queue DATA }
+ *     and with translate = "user" the answers (routed packets pass neither
+ *     output nor input; forward sees them after conntrack, and after their
+ *     destination is back to the LAN host's):
+ *     chain forward_user {  type filter hook forward priority -150;
+ *       ip saddr D ip daddr F tcp sport P tcp flags & ack == ack ct label N  queue DATA
+ *       ip saddr D ip daddr F tcp sport P tcp flags & ack == ack
+ *                   ct state invalid,untracked  queue DATA }
+ *     ICMP errors about the client's flows (their quote holds the shifted
+ *     sequence number, which conntrack adjusts nowhere; clienticmp.h):
+ *     chain input_icmp {  type filter hook input priority -150;
+ *       per knock entry: meta l4proto icmp ct state related ct direction reply
+ *                   ct original ip daddr D ct original proto-dst P
+ *                   iif != lo  queue DATA bypass }
+ *     chain forward_icmp {  type filter hook forward priority -150;
+ *       per `from` prefix F: the same with ct original ip saddr F, no iif }
+ *     and with `from` anywhere, an empty nat chain: the kernel applies the
+ *     NAT binding of a routed flow's entry (gwnat.h) only while a nat chain
+ *     is registered in the namespace
+ *     chain postrouting_nat {  type nat hook postrouting priority 100; }
+ *   }
+ *
+ * Queues: "queue SYN" is the set of SYNs, queue.num .. num + count - 1;
+ * "queue PROBE" and "queue DATA" the probe and data sets (conf_queue_first:
+ * by default the count numbers after the SYN set, and the count after
+ * those).  Each set has a queue of its own per queue thread, and a thread
+ * reads SYNs first, then data, then probes (workers.c): a flood of probes
+ * or of integrity segments fills its own queue, never the SYNs'.  The
+ * kernel spreads a set's packets over its queues by address (the same
+ * hash for every set), so one connection's SYN, probes and data meet the
+ * same thread.
+ *
+ * Prerouting priority -150: after conntrack (-200) so ct state and mark are
+ * known, and before DNAT (-100), so a SYN still carries the destination the
+ * client dialled, which its knock covers: a port forward or a container's
+ * published port on this host is protected by the port the client dials.
+ * Loopback traffic passes prerouting too.  The client's SYN chain runs
+ * before conntrack, so the daemon can create the flow's entry first; so
+ * does the gateway's (prerouting_raw: a routed SYN never passes output).
+ * The user path shifts outgoing packets there too, before conntrack, and
+ * incoming ones after it, so conntrack sees a flow's numbers as the wire
+ * does both ways and judges it like any other: a RST is valid (or not)
+ * for the same reasons.  Before conntrack no packet carries its entry, so
+ * the daemon finds the shift by the packet's tuple (client.h); after it,
+ * our label picks the flows to queue, and a packet conntrack ties to no
+ * entry (invalid, untracked) is queued too: it may still be one of ours.
+ * Incoming packets need the shift only for an acknowledgement (ACK set).
+ * No mark carries the shift: the packet mark and conntrack mark stay
+ * other software's (but for our codes in mark_mask).
+ *
+ * Closed ports.  What a probe of a protected port meets, a probe of a
+ * closed port meets too, scan type by scan type, so that neither the answer
+ * nor its time tells them apart: a new connection (SYN, ACK, window scan)
+ * is queued at prerouting, gets a refused knock's work in the daemon and
+ * an accept, and the kernel answers it (the protected port's through the
+ * nat redirect, the closed port's as itself: a port another firewall here
+ * drops must stay silent, which a redirect would undo, as the input
+ * filter would then see the closed port's number, not the dialled one); a
+ * FIN/NULL/Xmas probe, which conntrack calls invalid and nat cannot move,
+ * is queued at input after the host's filter chains and answered with the
+ * daemon's RST on both sides; a Maimon probe (FIN+ACK, invalid) is
+ * answered by the kernel on both sides (the listener's TCP resets it as a
+ * closed port does).  The closed side is matched after DNAT and by the
+ * socket lookup, so a listening port, a forwarded one or a container's is
+ * never taken for closed; bypass, since without the daemon the kernel's
+ * own answer is the right one.
+ *
+ * Each hook the daemon queues from tells the roles apart (door.h):
+ * prerouting and postrouting are the server's, output the client's; input
+ * carries the client's incoming user-path segments (on the data set), and
+ * input_closed's probes (on the probe set).  The
+ * gateway's are told apart too: at prerouting, a routed SYN or (user path)
+ * a routed flow's later packet going out carries the FWD code (the
+ * server's rules clear our bits before they queue); forward is the
+ * client's alone, the routed flows' answers.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netfilter.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/nft/nftplan.h"
+#include "kernel/nft/nftrules.h"
+
+enum {
+	SERVER_PRIORITY = -150,		/* after conntrack, before DNAT */
+	/*
+	 * The first nat chain the kernel allows (> -200): nat chains run in
+	 * priority order, those of equal priority newest first, and the first
+	 * to map a connection decides it; another table's DNAT (Docker's at
+	 * -100, re-created after ours) must never take a SYN the daemon did
+	 * not let through.
+	 */
+	NAT_PRIORITY = -199,
+	LATE_PRIORITY = -140,		/* after the server's chain, before nat */
+	/*
+	 * Every nat chain runs inside the kernel's one DNAT hook at -100, in
+	 * the order of their priorities: at -99 every DNAT is decided.
+	 */
+	PROBE_PRIORITY = -99,
+	REPLY_PRIORITY = 110,		/* after SNAT, and after DNAT undone */
+	CLOSED_PRIORITY = 10,		/* after the usual filter chains (0) */
+	CLOSED_LATE_PRIORITY = 11,
+	RAW_PRIORITY = -300,
+	USER_PRIORITY = -150,
+	ICMP_PRIORITY = -150,		/* after conntrack, and (forward) after un-NAT */
+	SRCNAT_PRIORITY = 100,		/* nft's srcnat */
+	PLAN_FIRST = 64,
+};
+
+static const struct nftplan_chain_def chains[CH_MAX] = {
+	[CH_PREROUTING] = { "prerouting", "filter", NF_INET_PRE_ROUTING, SERVER_PRIORITY },
+	[CH_PREROUTING_LATE] = { "prerouting_late", "filter", NF_INET_PRE_ROUTING, LATE_PRIORITY },
+	[CH_PREROUTING_NAT] = { "prerouting_nat", "nat", NF_INET_PRE_ROUTING, NAT_PRIORITY },
+	[CH_PREROUTING_CLOSED] = { "prerouting_closed", "filter", NF_INET_PRE_ROUTING,
+				   PROBE_PRIORITY },
+	[CH_POSTROUTING] = { "postrouting", "filter", NF_INET_POST_ROUTING, REPLY_PRIORITY },
+	[CH_INPUT] = { "input", "filter", NF_INET_LOCAL_IN, USER_PRIORITY },
+	[CH_INPUT_CLOSED] = { "input_closed", "filter", NF_INET_LOCAL_IN, CLOSED_PRIORITY },
+	[CH_INPUT_LATE] = { "input_late", "filter", NF_INET_LOCAL_IN, CLOSED_LATE_PRIORITY },
+	[CH_OUTPUT_RAW] = { "output_raw", "filter", NF_INET_LOCAL_OUT, RAW_PRIORITY },
+	[CH_PREROUTING_RAW] = { "prerouting_raw", "filter", NF_INET_PRE_ROUTING, RAW_PRIORITY },
+	[CH_FORWARD_USER] = { "forward_user", "filter", NF_INET_FORWARD, USER_PRIORITY },
+	[CH_INPUT_ICMP] = { "input_icmp", "filter", NF_INET_LOCAL_IN, ICMP_PRIORITY },
+	[CH_FORWARD_ICMP] = { "forward_icmp", "filter", NF_INET_FORWARD, ICMP_PRIORITY },
+	[CH_POSTROUTING_NAT] = { "postrouting_nat", "nat", NF_INET_POST_ROUTING, SRCNAT_PRIORITY },
+};
+
+const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch)
+{
+	return &chains[ch];
+}
+
+/* ------------------------------------------------------------------ plan */
+
+
+/*
+ * The plan grows as it is made: its size follows the configuration (up to
+ * CONF_MAX_PROTECT entries of CONF_MAX_ADDRS addresses each, and the knock
+ * entries), and a rule that did not fit must never be dropped silently, which
+ * would leave a port unprotected: out of memory fails the whole plan.
+ */
+static void plan_push(struct nftplan *p, struct nftplan_rule ru)
+{
+	if (p->failed)
+		return;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : PLAN_FIRST;
+		struct nftplan_rule *r = reallocarray(p->r, cap, sizeof(*r));
+
+		if (!r) {
+			p->failed = true;
+			return;
+		}
+		p->r = r;
+		p->cap = cap;
+	}
+	p->r[p->n++] = ru;
+	p->used[ru.chain] = true;
+}
+
+void nftplan_free(struct nftplan *p)
+{
+	free(p->r);
+	p->r = NULL;
+	p->n = p->cap = 0;
+}
+
+/*
+ * Does entry e hide its port with no daemon, through the nat chain?  Not
+ * with on_fail "drop" (silence is its closed port), nor with fail_open
+ * (its SYNs pass when no daemon is there).
+ */
+static bool hides(const struct nftplan *p, const struct conf_protect *e)
+{
+	return !p->bypass && e->on_fail == ON_FAIL_RESET;
+}
+
+/* The queue set each kind of rule queues to (the others queue nothing). */
+static enum conf_qset qset_of(enum nftplan_kind k)
+{
+	switch (k) {
+	case RK_SYN_HIDE:
+	case RK_SYN:
+	case RK_CLIENT_SYN:
+	case RK_CLIENT_FWD_SYN:
+		return QSET_SYN;
+	case RK_STRAY_QUEUE:
+	case RK_NOCONN_NEW:
+	case RK_NOCONN:
+	case RK_PROBE:
+		return QSET_PROBE;
+	default:
+		return QSET_DATA;
+	}
+}
+
+/* A server rule of kind k for entry e (NULL: none) and address a, in chain ch. */
+static void plan_add_in(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
+			const struct conf_protect *e, const struct prefix *a)
+{
+	plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e ? e->port : 0, .addr = a,
+				    .addr_is_src = k == RK_INTEG_REPLY,
+				    .local = e && !e->forward &&
+					     (ch == CH_PREROUTING || ch == CH_PREROUTING_NAT),
+				    .forward = e && e->forward,
+				    .bypass = e && hides(p, e) &&
+					      (k == RK_STRAY_QUEUE || k == RK_NOCONN_NEW ||
+					       k == RK_NOCONN),
+				    .qset = (uint8_t)qset_of(k), .entry_line = e ? e->line : 0 });
+}
+
+static void plan_add(struct nftplan *p, enum nftplan_kind k, const struct conf_protect *e,
+		     const struct prefix *a)
+{
+	enum nftplan_chain ch = k == RK_INTEG_REPLY  ? CH_POSTROUTING
+			   : k == RK_NAT_REFUSE	   ? CH_PREROUTING_NAT
+						 : CH_PREROUTING;
+
+	plan_add_in(p, k, ch, e, a);
+}
+
+static void plan_client(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
+			const struct conf_knock *e, bool src)
+{
+	plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e->port, .addr = &e->dst,
+				    .addr_is_src = src, .qset = (uint8_t)qset_of(k),
+				    .entry_line = e->line });
+}
+
+/*
+ * Gateway client role: the routed SYNs of each `from` prefix of dst's
+ * family are knocked only where they may arrive, on the interface this host
+ * routes their source through or on one of the entry's from_interfaces;
+ * any other is dropped, so a forged `from` source gets no knock (the drop
+ * rule counts it).
+ */
+static void plan_gateway_syn(struct nftplan *p, const struct conf_knock *e)
+{
+	for (size_t i = 0; i < e->nfrom && i < CONF_MAX_FROM; i++) {
+		struct nftplan_rule ru = { .chain = CH_PREROUTING_RAW, .port = e->port,
+					   .addr = &e->dst, .from = &e->from[i],
+					   .qset = QSET_SYN, .entry_line = e->line };
+
+		if (e->from[i].family != e->dst.family)
+			continue;
+		if (e->nifaces == 0) {
+			ru.kind = RK_CLIENT_FWD_SPOOF;
+			ru.rpf = true;
+			plan_push(p, ru);
+			ru.kind = RK_CLIENT_FWD_SYN;
+			ru.rpf = false;
+			plan_push(p, ru);
+			continue;
+		}
+		ru.kind = RK_CLIENT_FWD_SYN;
+		for (size_t j = 0; j < e->nifaces && j < CONF_MAX_FROM_IFACES; j++) {
+			ru.iif = e->ifaces[j];
+			plan_push(p, ru);
+		}
+		ru.kind = RK_CLIENT_FWD_SPOOF;
+		ru.iif = NULL;
+		plan_push(p, ru);
+	}
+}
+
+/* Gateway client role, user path: one rule per `from` prefix of dst's family. */
+static void plan_gateway(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
+			 const struct conf_knock *e)
+{
+	for (size_t i = 0; i < e->nfrom && i < CONF_MAX_FROM; i++) {
+		if (e->from[i].family != e->dst.family)
+			continue;
+		plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e->port,
+					    .addr = &e->dst, .from = &e->from[i],
+					    .addr_is_src = k == RK_CLIENT_FWD_IN ||
+							   k == RK_CLIENT_FWD_IN_NOCT,
+					    .qset = (uint8_t)qset_of(k), .entry_line = e->line });
+	}
+}
+
+/* The user path's rules for knock entry e (its SYNs' are the caller's). */
+static void plan_user_path(struct nftplan *p, const struct conf_knock *e)
+{
+	plan_client(p, RK_CLIENT_OUT, CH_OUTPUT_RAW, e, false);
+	plan_client(p, RK_CLIENT_IN, CH_INPUT, e, true);
+	plan_client(p, RK_CLIENT_IN_NOCT, CH_INPUT, e, true);
+	plan_gateway(p, RK_CLIENT_FWD_OUT, CH_PREROUTING_RAW, e);
+	plan_gateway(p, RK_CLIENT_FWD_IN, CH_FORWARD_USER, e);
+	plan_gateway(p, RK_CLIENT_FWD_IN_NOCT, CH_FORWARD_USER, e);
+}
+
+/*
+ * Does entry e answer for a port of this host like a closed port (so that
+ * its FIN/NULL/Xmas probes are taken at input)?  A forward entry's hosts
+ * are routed: their probes never reach input.
+ */
+static bool answers_locally(const struct conf_protect *e)
+{
+	return !e->forward && e->on_fail == ON_FAIL_RESET;
+}
+
+/*
+ * The gateway's routed flows carry their source NAT in the conntrack entry
+ * the daemon makes (gwnat.h), and the kernel applies an entry's NAT only
+ * while some nat chain is registered in the namespace: on a router with
+ * no nat table of its own, an empty one of ours, or a flow would leave
+ * with its LAN source.  It maps nothing itself.
+ */
+static void plan_gateway_nat(struct nftplan *p, const struct conf *c)
+{
+	for (size_t i = 0; i < c->nknock; i++)
+		if (c->knock[i].nfrom > 0)
+			p->used[CH_POSTROUTING_NAT] = true;
+}
+
+static void plan_entry(struct nftplan *p, const struct conf_protect *e, const struct prefix *a)
+{
+	if (hides(p, e))
+		plan_add(p, RK_SYN_HIDE, e, a);
+	plan_add(p, RK_SYN, e, a);
+	if (e->on_fail == ON_FAIL_DROP)
+		plan_add(p, RK_STRAY_DROP, e, a);
+	else if (e->forward)
+		plan_add(p, RK_STRAY_QUEUE, e, a);
+	/*
+	 * A segment that opens no connection conntrack knows (an ACK scan, an
+	 * ACK with a guessed SYN cookie; a flow whose entry was lost) never
+	 * reaches the socket unseen.  A new conntrack entry from outside is
+	 * refused as a SYN is, through the nat chain's closed port; the rest
+	 * (loopback, untracked), which nat cannot move, the daemon answers.
+	 * An invalid one carries no conntrack entry, so the integrity rule
+	 * cannot see it: for those flows it comes to the daemon too, marked,
+	 * and passes unless it belongs to a flow being checked.
+	 */
+	if (e->on_fail == ON_FAIL_RESET) {
+		if (hides(p, e))
+			plan_add(p, RK_NOCONN_NEW, e, a);
+		plan_add(p, RK_NOCONN, e, a);
+	}
+	if (e->integrity_len) {
+		plan_add(p, RK_INTEG, e, a);
+		plan_add(p, RK_INVALID_INTEG, e, a);
+	}
+}
+
+static void plan_start(const struct conf *c, struct nftplan *p)
+{
+	memset(p, 0, sizeof(*p));
+	for (int set = 0; set < QSET_MAX; set++)
+		p->qnum[set] = conf_queue_first(c, (enum conf_qset)set);
+	p->qtotal = c->queue_count;
+	p->bypass = c->fail_open;
+	p->refuse_port = c->refuse_port;
+	p->m = c->marks;
+	p->ct_label = c->ct_label;
+}
+
+/*
+ * What stays after a stop while translated client flows are open: conntrack
+ * only runs in a namespace while some rule uses it, and seqadj with it; the
+ * user path's packets keep going to the queue, where they wait (and drop,
+ * to be retransmitted) until a daemon is back.  No knock, no server rule.
+ * 0 or -ENOMEM (then nothing is planned).
+ */
+int nftplan_make_keeper(const struct conf *c, struct nftplan *p)
+{
+	plan_start(c, p);
+	plan_push(p, (struct nftplan_rule){ .kind = RK_CT_KEEP, .chain = CH_OUTPUT_RAW });
+	plan_gateway_nat(p, c);
+	for (size_t i = 0; c->translate == TRANSLATE_USER && i < c->nknock; i++)
+		plan_user_path(p, &c->knock[i]);
+	if (p->failed) {
+		nftplan_free(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Every protect entry's rule of kind k in chain ch, one per address. */
+static void plan_each(struct nftplan *p, const struct conf *c, enum nftplan_kind k,
+		      enum nftplan_chain ch, bool (*want)(const struct nftplan *,
+							  const struct conf_protect *))
+{
+	for (size_t i = 0; i < c->nprotect; i++) {
+		const struct conf_protect *e = &c->protect[i];
+
+		if (!want(p, e))
+			continue;
+		if (e->naddrs == 0)
+			plan_add_in(p, k, ch, e, NULL);
+		for (size_t a = 0; a < e->naddrs; a++)
+			plan_add_in(p, k, ch, e, &e->addrs[a]);
+	}
+}
+
+static bool want_hiding(const struct nftplan *p, const struct conf_protect *e)
+{
+	return hides(p, e);
+}
+
+static bool want_integrity(const struct nftplan *p, const struct conf_protect *e)
+{
+	(void)p;
+	return e->integrity_len > 0;
+}
+
+static bool want_local_reset(const struct nftplan *p, const struct conf_protect *e)
+{
+	(void)p;
+	return answers_locally(e);
+}
+
+static bool want_local(const struct nftplan *p, const struct conf_protect *e)
+{
+	(void)p;
+	return !e->forward;
+}
+
+/*
+ * closed_ports "daemon": the probes of ports nobody listens on, each scan
+ * type in the chain its counterpart to a protected port is decided in
+ * (see the header).  Only while some entry answers for a port of this host
+ * like a closed port: there is nothing to tell apart otherwise.
+ */
+static void plan_closed(struct nftplan *p, const struct conf *c)
+{
+	/*
+	 * What is not a new connection leaves at once (established traffic
+	 * passes this chain too); a protected port's was decided in chain
+	 * prerouting (a knock let through to a port nobody listens on gets
+	 * the kernel's RST, not a second decision).
+	 */
+	plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_GATE, .chain = CH_PREROUTING_CLOSED });
+	plan_each(p, c, RK_PROBE_SKIP, CH_PREROUTING_CLOSED, want_local);
+	for (enum nftplan_chain ch = CH_PREROUTING_CLOSED;; ch = CH_INPUT_CLOSED) {
+		for (uint8_t t = 0; t <= 1; t++)
+			plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_SOCKET, .chain = ch,
+						    .value = t });
+		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE, .chain = ch, .bypass = true,
+					    .local = ch == CH_PREROUTING_CLOSED,
+					    .qset = QSET_PROBE });
+		if (ch == CH_INPUT_CLOSED)
+			break;
+	}
+}
+
+static int make(const struct conf *c, struct nftplan *p, bool hiding)
+{
+	bool integ = false, hide = false, local = false;
+
+	plan_start(c, p);
+	p->hiding = hiding;
+	plan_add(p, RK_MARK_INTEG, NULL, NULL);
+	for (size_t i = 0; i < c->nprotect; i++) {
+		const struct conf_protect *e = &c->protect[i];
+
+		if (e->naddrs == 0)
+			plan_entry(p, e, NULL);
+		for (size_t a = 0; a < e->naddrs; a++)
+			plan_entry(p, e, &e->addrs[a]);
+		integ = integ || e->integrity_len > 0;
+		hide = hide || hides(p, e);
+		local = local || answers_locally(e);
+	}
+	if (hide) {
+		/*
+		 * The closed-port rules' segments (FIN/NULL/Xmas, no connection)
+		 * go on past an empty queue still coded NOCONN (the daemon drops
+		 * every one it answers, and clears the code of one it passes):
+		 * the kernel answers those with its RST.
+		 */
+		plan_push(p, (struct nftplan_rule){ .kind = RK_NOCONN_RESET,
+					    .chain = CH_PREROUTING_LATE });
+		/*
+		 * After the queue: a SYN the daemon let through goes on; any
+		 * other new connection to a hiding port (one it refused, or one
+		 * no daemon saw, the queue rule's bypass) is redirected to a
+		 * closed port.
+		 */
+		plan_push(p, (struct nftplan_rule){ .kind = RK_NAT_ACCEPTED,
+					    .chain = CH_PREROUTING_NAT });
+		plan_each(p, c, RK_NAT_REFUSE, CH_PREROUTING_NAT, want_hiding);
+	}
+	if (integ) {
+		/*
+		 * The service's side of integrity flows: its data waits until
+		 * the client's bytes verify, and its acknowledgement of them
+		 * ends the checking (pending.h).
+		 */
+		plan_each(p, c, RK_INTEG_REPLY, CH_POSTROUTING, want_integrity);
+	}
+	if (local) {
+		/*
+		 * FIN/NULL/Xmas probes of this host's protected ports, after the
+		 * host's filter chains (a firewall that drops them keeps them
+		 * silent); with no daemon, input_late answers them.
+		 */
+		plan_each(p, c, RK_STRAY_QUEUE, CH_INPUT_CLOSED, want_local_reset);
+		if (hide)
+			plan_push(p, (struct nftplan_rule){ .kind = RK_NOCONN_RESET,
+						    .chain = CH_INPUT_LATE });
+		if (c->closed_ports == CLOSED_DAEMON)
+			plan_closed(p, c);
+	}
+	for (size_t i = 0; i < c->nknock; i++) {
+		const struct conf_knock *k = &c->knock[i];
+
+		plan_client(p, RK_CLIENT_SYN, CH_OUTPUT_RAW, k, false);
+		plan_gateway_syn(p, k);
+		/*
+		 * Errors about the flow carry a quote of its segment as it
+		 * left, shifted, which conntrack's adjustment never touches.
+		 */
+		plan_client(p, RK_CLIENT_ICMP, CH_INPUT_ICMP, k, false);
+		plan_gateway(p, RK_CLIENT_FWD_ICMP, CH_FORWARD_ICMP, k);
+		if (c->translate == TRANSLATE_USER)
+			plan_user_path(p, k);
+	}
+	plan_gateway_nat(p, c);
+	if (p->failed) {
+		nftplan_free(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* 0 or -ENOMEM (then nothing is planned). */
+int nftplan_make(const struct conf *c, struct nftplan *p)
+{
+	return make(c, p, false);
+}
+
+int nftplan_make_hiding(const struct conf *c, struct nftplan *p)
+{
+	return make(c, p, true);
+}
