@@ -12,7 +12,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-5}
-TESTS=${TESTS:-"unit valgrind conf isn cli hardening install deb systemd fuzz netns"}
+TESTS=${TESTS:-"unit house valgrind conf isn cli hardening install deb systemd fuzz netns"}
 export BUILD
 
 passed=0
@@ -45,6 +45,8 @@ if want unit; then
 		[ -x "$t" ] && run "unit/$(basename "$t")" "$t"
 	done
 fi
+
+want house && run house sh tests/house.sh
 
 want valgrind && run valgrind sh tests/valgrind.sh
 

@@ -380,5 +380,5 @@ int main(void)
 	test_native_window();
 	test_native_nonce();
 	test_binding();
-	return unit_done("verify");
+	return unit_done("isn");
 }
