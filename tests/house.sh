@@ -3,7 +3,8 @@
 # includes, and its object calls into, only its own wing and those below
 # it.  Wings from the ground up: common config kernel datapath ctl daemon
 # cmd.  Read from the sources and from the build's objects (nm), so an
-# arrow that runs back up fails here, whether an include or a call.
+# arrow that runs back up fails here, whether an include or a call.  And
+# no two source files share a base name.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -27,6 +28,13 @@ checked=0
 for d in src/*/; do
 	w=$(basename "$d")
 	[ "$(rank "$w")" -gt 0 ] || { echo "FAIL: src/$w/ is no wing of the house"; bad=$((bad + 1)); }
+done
+
+# Every source file has a base name of its own: the library archive keeps
+# members by base name, and a second metrics.o would replace the first.
+for n in $(find src -name '*.c' -exec basename {} \; | sort | uniq -d); do
+	echo "FAIL: more than one src/**/$n:" $(find src -name "$n")
+	bad=$((bad + 1))
 done
 
 # Includes: "FILE FROM TO WHAT" lines, judged below with the calls.
@@ -61,5 +69,5 @@ bad=$((bad + $(awk -v wings="$WINGS" '
 	}
 	END { print bad + 0 }' "$tmp/arrows")))
 
-echo "house: $checked includes and calls checked, $bad reach up"
+echo "house: $checked includes and calls checked, $bad failed"
 [ "$bad" -eq 0 ]

@@ -1,296 +1,309 @@
 /*
- * invite.c - `knockgw invite`'s command line and text (invite.h).
+ * invite.c - `knockgw invite`: the key, the change to the server's
+ * configuration, the text (invite_text.h; the command's contract is there),
+ * and the new key file, created safely (invite.h).
+ *
+ * Order: the plan first, so that a configuration invite cannot change
+ * refuses before any key is written; then the key (read back as the daemon
+ * will read it); then the change checked with the daemon's loader; then
+ * the text and, with --apply, the change written and the daemon reloaded.
+ * A key this run made is removed again when --apply fails: nothing refers
+ * to it.  With --apply, a key file of that name that an earlier invite
+ * (without --apply) wrote is taken as it is, so that a preview and the
+ * --apply after it agree.
  */
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "cmd/cli.h"
+#include <sodium.h>
+
+#include "cmd/commands.h"
+#include "cmd/conf_apply.h"
 #include "cmd/invite.h"
+#include "cmd/invite_text.h"
 #include "config/conf.h"
-#include "common/isn.h"
+#include "config/keys.h"
 
 #define PROG "knockgw invite"
 
-void invite_usage(FILE *f)
+/* ------------------------------------------------------------- the key file */
+
+/* The directory, opened; made 0700 when missing.  fd or -errno (err set). */
+static int open_dir(const char *dir, char *err, size_t errlen)
 {
-	fprintf(f,
-		"usage: knockgw " INVITE_SYNOPSIS "\n"
-		"\n"
-		"Writes a new key DIR/NAME.key (mode 0600; an existing file is never replaced)\n"
-		"and prints, ready to paste, the server's keys and protect lists, the client's\n"
-		"keys and knock lists and an ssh_config Host block for HOST.\n"
-		"  NAME               the key's name and file name: 1..%d of A-Z a-z 0-9 _ . -\n"
-		"  --dst HOST         the address the client dials, IPv4 or IPv6 (required)\n"
-		"  --port N           the protected port (default 22)\n"
-		"  --mode MODE        native (default) or knock\n"
-		"  --integrity-len N  the knock also covers the first N bytes the client sends,\n"
-		"                     1..%d (default 0: none); ssh then needs knock-connect\n"
-		"  --keys-dir DIR     where the key goes (default " INVITE_KEYS_DIR ")\n"
-		"  --show-key         print the key itself too (otherwise it never is)\n"
-		"  -c FILE            the server's configuration (default " CONF_DEFAULT_PATH ")\n"
-		"  --apply            add the key to FILE's keys and to its protect entry for the\n"
-		"                     port (or a new one), check the result as the daemon loads\n"
-		"                     it, write it (the old file stays as FILE.bak) and reload\n"
-		"                     the daemon; without it, the change is shown as a diff\n",
-		INVITE_NAME_MAX, INTEG_MAX_LEN);
+	struct stat st;
+	int dfd;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(e));
+		return -e;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot open %s: %s", dir, strerror(e));
+		return -e;
+	}
+	/*
+	 * Whoever may write the directory may swap the key for one of theirs
+	 * after we wrote it: the directory must be as private as the key.
+	 */
+	if (fstat(dfd, &st) < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot stat %s: %s", dir, strerror(e));
+		close(dfd);
+		return -e;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s is owned by uid %u, neither root nor you: refusing to put "
+			 "a key there", dir, (unsigned)st.st_uid);
+		close(dfd);
+		return -EPERM;
+	}
+	if (st.st_mode & 022) {
+		snprintf(err, errlen, "%s is writable by group or others (mode %04o): refusing to put "
+			 "a key there (chmod 700 %s)", dir, (unsigned)(st.st_mode & 07777), dir);
+		close(dfd);
+		return -EPERM;
+	}
+	return dfd;
 }
 
-bool invite_name_ok(const char *name)
+int invite_write_key(const char *dir, const char *file, const char *text, char *err, size_t errlen)
 {
-	size_t n = strlen(name);
+	size_t len = strlen(text), done = 0;
+	int dfd, fd, e = 0;
 
-	if (n == 0 || n > INVITE_NAME_MAX || name[0] == '.' || name[0] == '-')
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)name[i];
-
-		if (!isalnum(ch) && ch != '_' && ch != '.' && ch != '-')
-			return false;
+	dfd = open_dir(dir, err, errlen);
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+		    0600);
+	if (fd < 0) {
+		e = errno;
+		if (e == EEXIST)
+			snprintf(err, errlen, "%s/%s exists: a key is never replaced (remove it "
+				 "first, or choose another name)", dir, file);
+		else
+			snprintf(err, errlen, "cannot create %s/%s: %s", dir, file, strerror(e));
+		close(dfd);
+		return -e;
 	}
-	return true;
+	/* The umask could only take bits away; 0600 exactly is what the loader wants. */
+	if (fchmod(fd, 0600) < 0)
+		e = errno;
+	while (!e && done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			e = n < 0 ? errno : EIO;
+		else
+			done += (size_t)n;
+	}
+	if (!e && fsync(fd) < 0)
+		e = errno;
+	if (close(fd) < 0 && !e)
+		e = errno;
+	if (!e && fsync(dfd) < 0)
+		e = errno;
+	if (e) {
+		snprintf(err, errlen, "cannot write %s/%s: %s", dir, file, strerror(e));
+		unlinkat(dfd, file, 0);
+	}
+	close(dfd);
+	return -e;
 }
 
-const char *invite_name_arg(const char *prog, int argc, char **argv, int first)
+/* ------------------------------------------------------------- the command */
+
+/*
+ * The absolute path the key will have: DIR/NAME.key with DIR resolved
+ * (its parent when DIR is still to be made).  The configuration needs it
+ * absolute: a relative one would be the configuration's.
+ */
+static int key_path_of(const struct invite_args *a, const char *file, char *out, size_t size)
 {
-	if (argc - first != 1) {
-		fprintf(stderr, "%s: %s\n", prog, argc - first ? "one NAME only" : "NAME is missing");
-		return NULL;
+	char dir[PATH_MAX], copy[PATH_MAX], parent[PATH_MAX];
+
+	if (!realpath(a->keys_dir, dir)) {
+		snprintf(copy, sizeof(copy), "%s", a->keys_dir);
+		if (errno != ENOENT || !realpath(dirname(copy), parent))
+			return -errno;
+		snprintf(copy, sizeof(copy), "%s", a->keys_dir);
+		if (snprintf(dir, sizeof(dir), "%s/%s", parent, basename(copy)) >= (int)sizeof(dir))
+			return -ENAMETOOLONG;
 	}
-	if (!invite_name_ok(argv[first])) {
-		fprintf(stderr, "%s: NAME is 1..%d characters of A-Z a-z 0-9 _ . -, not starting "
-				"with . or -\n", prog, INVITE_NAME_MAX);
-		return NULL;
-	}
-	return argv[first];
+	if (snprintf(out, size, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", file) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
 }
 
-/* Decimal only, the whole string, in [min, max]. */
-static bool parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
+/* The key file's line, from the key in it (a key an earlier invite wrote). */
+static int key_line(const char *path, char *b64, size_t size)
 {
-	unsigned long v;
-	char *end;
+	uint8_t key[KG_KEY_MAX];
+	char err[PATH_MAX + 256];
+	size_t len;
+	int r = keyfile_read(path, key, &len, err, sizeof(err));
 
-	if (!isdigit((unsigned char)s[0]) || strlen(s) > 9)
-		return false;
-	v = strtoul(s, &end, 10);
-	if (*end != '\0' || v < min || v > max)
-		return false;
-	*ret = (unsigned)v;
-	return true;
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return r;
+	}
+	if (sodium_base64_encoded_len(len, sodium_base64_VARIANT_ORIGINAL) + 1 > size) {
+		sodium_memzero(key, sizeof(key));
+		return -ENOSPC;
+	}
+	sodium_bin2base64(b64, size, key, len, sodium_base64_VARIANT_ORIGINAL);
+	strcat(b64, "\n");
+	sodium_memzero(key, sizeof(key));
+	return 0;
 }
 
 /*
- * The directory's name goes into configuration strings and shell command
- * lines as it is: no blank, quote, backslash or control character.
+ * The change planned on the server's configuration, into *ca: 0; 1 when
+ * there is no configuration to change (a preview then shows none); or -1,
+ * said on stderr.
  */
-static bool dir_ok(const char *s)
+static int plan(const struct invite_args *a, const char *conf, const char *key_path,
+		struct conf_apply *ca)
 {
-	if (s[0] == '\0')
-		return false;
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
+	struct cedit_invite req = { a->name, key_path, a->port, a->mode, a->integrity_len };
+	int r;
 
-		if (ch <= ' ' || ch >= 127 || ch == '"' || ch == '\'' || ch == '\\')
-			return false;
+	if (!a->apply && access(conf, F_OK) < 0)
+		return 1;
+	if (conf_apply_open(ca, PROG, conf, stderr) < 0)
+		return -1;
+	r = cedit_invite(&ca->t, ca->m, &req, ca->plan);
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", conf, r == -ENOMEM ? "out of memory" : ca->plan->why);
+		return -1;
 	}
-	return true;
+	return 0;
 }
 
-static int usage_error(void)
+int invite_main(int argc, char **argv)
 {
-	fprintf(stderr, "Try 'knockgw invite --help'.\n");
-	return CLI_USAGE;
-}
+	struct invite_args a;
+	struct conf_apply ca;
+	char path[PATH_MAX + INVITE_NAME_MAX + 8], file[INVITE_NAME_MAX + 8];
+	char b64[128], err[PATH_MAX + 256];
+	bool made = false;
+	const char *conf;
+	int r = invite_parse_args(argc, argv, &a), planned, rc = 1;
 
-int invite_parse_args(int argc, char **argv, struct invite_args *ret)
-{
-	/* Long-only; vals above the letters, so cli_bad_option() names them. */
-	enum { O_DST = 256, O_PORT, O_MODE, O_ILEN, O_DIR, O_SHOW, O_APPLY };
-	static const struct option opts[] = {
-		{ "dst", required_argument, NULL, O_DST },
-		{ "port", required_argument, NULL, O_PORT },
-		{ "mode", required_argument, NULL, O_MODE },
-		{ "integrity-len", required_argument, NULL, O_ILEN },
-		{ "keys-dir", required_argument, NULL, O_DIR },
-		{ "show-key", no_argument, NULL, O_SHOW },
-		{ "apply", no_argument, NULL, O_APPLY },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct invite_args a = { .port = 22, .mode = "native", .keys_dir = INVITE_KEYS_DIR };
-	int ch;
-
-	optind = 0;	/* 0: a full reset, also of a half-read option group */
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":hc:", opts, NULL)) != -1) {
-		switch (ch) {
-		case O_DST:
-			a.dst = optarg;
-			break;
-		case O_PORT:
-			if (!parse_uint(optarg, 1, 65535, &a.port)) {
-				fprintf(stderr, PROG ": --port takes 1..65535, not \"%s\"\n", optarg);
-				return usage_error();
-			}
-			break;
-		case O_MODE:
-			if (strcmp(optarg, "native") != 0 && strcmp(optarg, "knock") != 0) {
-				fprintf(stderr, PROG ": --mode is native or knock, not \"%s\"\n",
-					optarg);
-				return usage_error();
-			}
-			a.mode = optarg;
-			break;
-		case O_ILEN:
-			if (!parse_uint(optarg, 0, INTEG_MAX_LEN, &a.integrity_len)) {
-				fprintf(stderr, PROG ": --integrity-len takes 0..%d, not \"%s\"\n",
-					INTEG_MAX_LEN, optarg);
-				return usage_error();
-			}
-			break;
-		case O_DIR:
-			if (!dir_ok(optarg)) {
-				fprintf(stderr, PROG ": --keys-dir: a path without blanks, quotes or "
-						    "backslashes, please\n");
-				return usage_error();
-			}
-			a.keys_dir = optarg;
-			break;
-		case O_SHOW:
-			a.show_key = true;
-			break;
-		case O_APPLY:
-			a.apply = true;
-			break;
-		case 'c':
-			a.conf = optarg;
-			break;
-		case 'h':
-			invite_usage(stdout);
-			return INVITE_HELP;
-		default:
-			cli_bad_option(PROG, ch, argv);
-			return usage_error();
-		}
+	if (r == INVITE_HELP)
+		return 0;
+	if (r != INVITE_RUN)
+		return r;
+	memset(&ca, 0, sizeof(ca));
+	conf = a.conf ? a.conf : CONF_DEFAULT_PATH;
+	snprintf(file, sizeof(file), "%s.key", a.name);
+	r = key_path_of(&a, file, path, sizeof(path));
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", a.keys_dir, strerror(-r));
+		return 1;
 	}
-	a.name = invite_name_arg(PROG, argc, argv, optind);
-	if (!a.name)
-		return usage_error();
-	if (!a.dst) {
-		fprintf(stderr, PROG ": --dst HOST is missing\n");
-		return usage_error();
+	planned = plan(&a, conf, path, &ca);
+	if (planned < 0 && a.apply)
+		goto out;
+	if (planned < 0) {
+		fprintf(stderr, PROG ": note: the change to %s cannot be shown; the pieces below are "
+				"to merge by hand\n", conf);
+		conf_apply_free(&ca);
 	}
-	{
-		unsigned char buf[16];
 
-		/* Knock entries match addresses: a name would be resolved once, here, and go stale. */
-		if (inet_pton(AF_INET, a.dst, buf) != 1 && inet_pton(AF_INET6, a.dst, buf) != 1) {
-			fprintf(stderr, PROG ": --dst takes an IPv4 or IPv6 address, not \"%s\" "
-					    "(knock entries match addresses, not names)\n", a.dst);
-			return usage_error();
-		}
+	if (key_generate_base64(b64, sizeof(b64)) < 0) {
+		fprintf(stderr, PROG ": cannot make a key\n");
+		goto out;
 	}
-	*ret = a;
-	return INVITE_RUN;
-}
-
-/* ------------------------------------------------------------- the text */
-
-static void print_key_list(FILE *f, const struct invite_args *a, const char *key_path)
-{
-	fprintf(f, "keys = (\n\t{ name = \"%s\"; file = \"%s\"; }\n);\n", a->name, key_path);
-}
-
-/* The length of path's directory part ("/" for "/k.key"), for %.*s. */
-static int dir_len(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash > path ? (int)(slash - path) : 1;
-}
-
-/* "; integrity_len = N" when there is one: both sides must say the same. */
-static void print_integrity(FILE *f, const struct invite_args *a)
-{
-	if (a->integrity_len)
-		fprintf(f, " integrity_len = %u;", a->integrity_len);
-}
-
-void invite_print_head(FILE *f, const struct invite_args *a, const char *key_path)
-{
-	fprintf(f, "# knockgw invite %s: a new %s key for %s port %u%s.\n"
-		   "# Written to %s (mode 0600).\n"
-		   "# Four pieces follow, each under a \"# ===\" line that says where it goes.\n\n",
-		a->name, a->mode, a->dst, a->port, a->integrity_len ? " with integrity" : "",
-		key_path);
-}
-
-void invite_print_server(FILE *f, const struct invite_args *a, const char *key_path)
-{
-	fprintf(f, "# === server: /etc/knockgw/knockgw.conf\n"
-		   "# Where the file has a keys list already, add the key to it; where it has a\n"
-		   "# protect entry for port %u, add \"%s\" to that entry's keys instead (two\n"
-		   "# entries for one port may not share an address).  Then: knockgw -n, and\n"
-		   "# systemctl reload knockgw.  (knockgw invite --apply does all this.)\n",
-		a->port, a->name);
-	print_key_list(f, a, key_path);
-	fprintf(f, "protect = (\n\t{ port = %u; mode = \"%s\"; keys = [ \"%s\" ];", a->port, a->mode,
-		a->name);
-	print_integrity(f, a);
-	fprintf(f, " }\n);\n\n");
-}
-
-int invite_print_client(FILE *f, const struct invite_args *a, const char *key_path,
-			const char *key_b64)
-{
-	fprintf(f, "# === client: %s\n", key_path);
-	if (key_b64) {
-		fprintf(f, "# The key: this one line, in that file, owned by root, mode 0600.  Whoever\n"
-			   "# reads it can knock as %s.\n%s", a->name, key_b64);
-		if (key_b64[0] && key_b64[strlen(key_b64) - 1] != '\n')
-			fputc('\n', f);
+	r = invite_write_key(a.keys_dir, file, b64, err, sizeof(err));
+	if (r == -EEXIST && a.apply) {
+		fprintf(stderr, PROG ": note: using the key already in %s (an earlier invite wrote "
+				"it)\n", path);
+		r = key_line(path, b64, sizeof(b64));
+		if (r < 0)
+			goto out;
+	} else if (r < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		goto out;
 	} else {
-		fprintf(f, "# The key file itself, owned by root, mode 0600: whoever reads it can knock\n"
-			   "# as %s.  Copy it over a channel that keeps it secret (not mail or chat),\n"
-			   "# e.g. from this host, with CLIENT the client:\n"
-			   "#   ssh root@CLIENT 'umask 077 && mkdir -p %.*s && cat > %s' < %s\n"
-			   "# (knockgw invite --show-key prints the key here instead.)\n",
-			a->name, dir_len(key_path), key_path, key_path, key_path);
+		made = true;
+		/* Read back as the daemon will read it. */
+		uint8_t key[KG_KEY_MAX];
+		size_t key_len;
+
+		r = keyfile_read(path, key, &key_len, err, sizeof(err));
+		sodium_memzero(key, sizeof(key));
+		if (r < 0) {
+			fprintf(stderr, PROG ": the new key does not load: %s\n", err);
+			goto out;
+		}
 	}
-	fputc('\n', f);
+	if (planned == 0) {
+		r = conf_apply_check(&ca, false, stderr);
+		if (r < 0 && a.apply)
+			goto out;
+		if (r < 0) {
+			fprintf(stderr, PROG ": note: the pieces below are to merge by hand\n");
+			planned = -1;
+		} else if (ca.plan->window >= 0) {
+			a.has_window = true;
+			a.window = (unsigned)ca.plan->window;
+		}
+	}
 
-	fprintf(f, "# === client: /etc/knockgw/knockgw.conf\n"
-		   "# As on the server, merge into lists that exist.  Then: knockgw -n, and\n"
-		   "# systemctl reload knockgw (restart it when this is its first knock entry).\n");
-	print_key_list(f, a, key_path);
-	fprintf(f, "knock = (\n\t{ dst = \"%s\"; port = %u; mode = \"%s\"; key = \"%s\";", a->dst,
-		a->port, a->mode, a->name);
-	print_integrity(f, a);
-	/* The server's entry has its own window: the client's epochs must be the same. */
-	if (a->has_window && strcmp(a->mode, "native") == 0)
-		fprintf(f, " window = %u;", a->window);
-	fprintf(f, " }\n);\n\n");
-
-	fprintf(f, "# === client: ~/.ssh/config\n");
-	if (a->integrity_len)
-		fprintf(f, "# With integrity the first %u bytes ssh sends (its banner, \"SSH-2.0-...\")\n"
-			   "# are part of the knock: ssh connects through knock-connect.\n",
-			a->integrity_len);
-	else
-		fprintf(f, "# The client's knockgw knocks for ssh's own connect(): nothing more needed.\n");
-	fprintf(f, "Host %s\n\tPort %u\n", a->dst, a->port);
-	if (a->integrity_len)
-		fprintf(f, "\tProxyCommand knock-connect %%h %%p\n");
-	return ferror(f) ? -EIO : 0;
-}
-
-int invite_print(FILE *f, const struct invite_args *a, const char *key_path, const char *key_b64)
-{
-	invite_print_head(f, a, key_path);
-	invite_print_server(f, a, key_path);
-	return invite_print_client(f, a, key_path, key_b64);
+	invite_print_head(stdout, &a, path);
+	if (planned == 0) {
+		printf("# === server: %s\n", conf);
+		printf("# %s%s\n", a.apply ? "Changed" : "knockgw invite ... --apply makes this change",
+		       ca.plan->new_entry ? " (a new protect entry)" : " (the key joins the protect "
+								 "entry for the port)");
+		fflush(stdout);
+		conf_apply_diff(&ca, stdout);
+	} else {
+		invite_print_server(stdout, &a, path);
+	}
+	if (a.apply) {
+		fflush(stdout);
+		if (conf_apply_write(&ca, stdout, stderr) < 0)
+			goto out;
+		made = false;	/* in use now */
+		rc = conf_apply_reload(&ca, stdout, stderr);
+		putchar('\n');
+	} else {
+		rc = 0;
+		if (planned == 0)
+			putchar('\n');
+	}
+	r = invite_print_client(stdout, &a, path, a.show_key ? b64 : NULL);
+	if (r < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, PROG ": cannot write the configuration: %s (the key stays in %s; remove "
+				"it to start over)\n", strerror(errno), path);
+		rc = 1;
+	}
+	/* The daemon runs as root and takes key files that are root's only. */
+	if (geteuid() != 0)
+		fprintf(stderr, PROG ": note: %s is owned by uid %u; the daemon, as root, needs it "
+				"root's (chown root %s)\n", path, (unsigned)geteuid(), path);
+out:
+	if (made && a.apply && rc != 0 && unlink(path) == 0)
+		fprintf(stderr, PROG ": removed the new key %s again: nothing refers to it\n", path);
+	sodium_memzero(b64, sizeof(b64));
+	conf_apply_free(&ca);
+	return rc;
 }

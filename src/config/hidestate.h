@@ -7,7 +7,7 @@
  * good protected ports answering like closed ports, every successful start
  * and reload saves this state in the unit's state directory
  * ($STATE_DIRECTORY, /var/lib/knockgw), and the unit's first step, `knockgw
- * hide` (hidecmd.h), installs the hiding table from it before anything
+ * hide` (cmd/hide.c), installs the hiding table from it before anything
  * else, when no table of the daemon's is in place.
  *
  * The state is itself a knockgw configuration, holding exactly the

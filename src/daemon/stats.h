@@ -12,7 +12,7 @@
  *   - stats_summary(): the one line systemd shows (STATUS=);
  *   - stats_status():  the text of `knockgw status` (the daemon's STATUS reply);
  *   - stats_keys():    the per-key lines the METRICS reply adds to it
- *                      (`knockgw metrics`, rendered by metrics.h);
+ *                      (`knockgw metrics`, rendered by metrics_text.h);
  *   - stats_json():    `knockgw status --json`: one JSON object (field names in
  *                      knockgw(8)), rendered by the client from the status text,
  *                      which stats_parse_line() reads back line by line.

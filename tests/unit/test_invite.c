@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cli.h"
-#include "cmd/invite.h"
+#include "cmd/invite_text.h"
 #include "unit.h"
 
 #define KEY "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE=\n"

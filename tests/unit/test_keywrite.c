@@ -1,9 +1,9 @@
 /*
- * test_keywrite.c - a new key file, created safely (keywrite.[ch]).
+ * test_keywrite.c - a new key file, created safely (invite_write_key(), cmd/invite.[ch]).
  *
  * Each row prepares a directory under a fresh temporary one (missing,
  * private, open to others, with the file already there, not a directory),
- * calls keywrite_new() and checks the result, the file's mode and content,
+ * calls invite_write_key() and checks the result, the file's mode and content,
  * and that a refusal leaves no file.  Needs no root.
  */
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd/keywrite.h"
+#include "cmd/invite.h"
 #include "unit.h"
 
 #define TEXT "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE=\n"
@@ -84,7 +84,7 @@ int main(void)
 			CHECK(0, "%s: setting up", rows[i].what);
 			continue;
 		}
-		r = keywrite_new(dir, "k.key", TEXT, err, sizeof(err));
+		r = invite_write_key(dir, "k.key", TEXT, err, sizeof(err));
 		CHECK(r == rows[i].want, "%s: got %d, want %d (%s)", rows[i].what, r, rows[i].want, err);
 		if (rows[i].err)
 			CHECK(strstr(err, rows[i].err) != NULL, "%s: message \"%s\"", rows[i].what, err);

@@ -1,5 +1,5 @@
 /*
- * test_metrics.c - the Prometheus text (metrics.[ch]).
+ * test_metrics.c - the Prometheus text (cmd/metrics_text.[ch]).
  *
  * Rows of label values and HELP texts with what the format makes of them;
  * rows of names that are and are not metric names; then a snapshot read
@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 
-#include "daemon/metrics.h"
+#include "cmd/metrics_text.h"
 #include "unit.h"
 
 struct esc_row {

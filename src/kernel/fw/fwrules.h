@@ -1,6 +1,6 @@
 /*
  * fwrules.h - other tables' rules as plain data, for the firewall check
- * (fwcheck.h): what fwread.c reads from the kernel and fwjudge.c judges.
+ * (check_firewall.h): what fwread.c reads from the kernel and fwjudge.c judges.
  *
  * The model stays close to what the kernel holds (nf_tables expressions,
  * xtables matches and targets as iptables-nft writes them, sets and their

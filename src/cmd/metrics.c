@@ -1,7 +1,22 @@
 /*
- * metricscmd.c - the `knockgw metrics` subcommand (see metricscmd.h): its
- * options, the STATUS exchange, and the atomic write of the file.  The
- * text itself is metrics.c's.
+ * metrics.c - `knockgw metrics [-c FILE] [-o FILE]`: the running
+ * daemon's counters in the Prometheus text format (metrics_text.h), on stdout
+ * or written atomically to a file for node_exporter's textfile collector.
+ *
+ * It asks the daemon over the control socket with METRICS (ctlproto.h:
+ * STATUS's lines and the per-key ones; STATUS from a daemon that predates
+ * it), so it needs root as `knockgw status` does; it never opens a network
+ * socket.  With -o, the text goes to a temporary file in the same
+ * directory (".NAME.XXXXXX", which the textfile collector ignores: it reads
+ * *.prom), fsync'ed, mode 0644, then renamed over FILE: a reader sees the
+ * old file or the new one, never part of one.  When no daemon runs, -o
+ * still replaces FILE, with knockgw_up 0, so no stale counters stay behind.
+ *
+ * Exit codes: 0 written; 3 no daemon listens on the control socket (as
+ * `knockgw status`); 1 any other error; 2 usage.
+ *
+ * Here: its options, the exchange, and the atomic write of the file; the
+ * text itself is metrics_text.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,10 +31,10 @@
 
 #include "cmd/cli.h"
 #include "cmd/ctlask.h"
-#include "cmd/metricscmd.h"
+#include "cmd/commands.h"
+#include "cmd/metrics_text.h"
 #include "ctl/ctlclient.h"
 #include "daemon/daemon.h"
-#include "daemon/metrics.h"
 #include "daemon/stats.h"
 
 
@@ -156,7 +171,7 @@ static int run(const char *conf_path, const char *output)
 	return r;
 }
 
-int metrics_main(int argc, char **argv, const char *default_conf)
+int metrics_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -164,7 +179,7 @@ int metrics_main(int argc, char **argv, const char *default_conf)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *conf_path = default_conf, *output = NULL;
+	const char *conf_path = CONF_DEFAULT_PATH, *output = NULL;
 	int ch;
 
 	optind = 0;

@@ -1,5 +1,5 @@
 /*
- * metrics.h - the daemon's counters in the Prometheus text exposition
+ * metrics_text.h - the daemon's counters in the Prometheus text exposition
  * format (version 0.0.4), for `knockgw metrics` and node_exporter's
  * textfile collector.
  *
@@ -22,8 +22,8 @@
  *
  * Pure: no I/O but the FILE * given, no clock, no allocation.
  */
-#ifndef KNOCKGW_METRICS_H
-#define KNOCKGW_METRICS_H
+#ifndef KNOCKGW_METRICS_TEXT_H
+#define KNOCKGW_METRICS_TEXT_H
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,5 +1,18 @@
 /*
- * flushcmd.c - `knockgw flush` (see flushcmd.h).
+ * flush.c - `knockgw flush [-c FILE]`: removes the table a stopped
+ * daemon left to hide its ports (on_stop "hide"), by hand.
+ *
+ * It reads only what it needs from FILE (conf_peek(): rules.table and
+ * control_socket), so a file that does not load - a broken key file, a
+ * syntax error, the very moment an administrator most needs to open the
+ * ports again - does not stop it: where FILE cannot say, it takes the
+ * default and says so on stderr, with the reason ("table inet knockgw
+ * (default: FILE:LINE: syntax error)").  Not under a running daemon (one
+ * answers on the control socket), which would put the table back: that is
+ * `systemctl stop`'s job.
+ *
+ * Exit codes: 0 removed, or there was nothing to remove; 1 a daemon
+ * answers, or the table could not be removed; 2 usage.
  */
 #include <getopt.h>
 #include <stdbool.h>
@@ -10,14 +23,13 @@
 #include <unistd.h>
 
 #include "cmd/cli.h"
-#include "cmd/flushcmd.h"
+#include "cmd/commands.h"
 #include "config/conf.h"
 #include "kernel/nft/nftrules.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: knockgw flush [-c FILE]\n"
-		   "Remove the table a stopped daemon left to hide its ports.\n");
+	fprintf(f, "usage: knockgw " FLUSH_SYNOPSIS "\n" FLUSH_SUMMARY "\n");
 }
 
 /* Does a daemon listen on the control socket at path? */
@@ -71,13 +83,13 @@ static int run(const char *conf_path)
 	return CLI_OK;
 }
 
-int flush_main(int argc, char **argv, const char *default_conf)
+int flush_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *conf_path = default_conf;
+	const char *conf_path = CONF_DEFAULT_PATH;
 	int ch;
 
 	optind = 0;

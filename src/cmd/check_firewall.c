@@ -1,6 +1,6 @@
 /*
- * fwcheck.c - `knockgw check-firewall` and the `knockgw -n -v` line (see
- * fwcheck.h).
+ * check_firewall.c - `knockgw check-firewall` and the `knockgw -n -v` line
+ * (see check_firewall.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,7 +12,8 @@
 #include <linux/netfilter.h>
 
 #include "cmd/cli.h"
-#include "cmd/fwcheck.h"
+#include "cmd/check_firewall.h"
+#include "cmd/commands.h"
 #include "daemon/daemon.h"
 #include "kernel/fw/fwjudge.h"
 #include "kernel/fw/fwread.h"
@@ -222,7 +223,7 @@ static int verdict_code(const struct check *ck)
 	for (size_t f = 0; f < 2; f++)
 		if (ck->fam[f].judged && rank(ck->fam[f].result) > worst)
 			worst = rank(ck->fam[f].result);
-	return worst == 2 ? FWCHECK_DIFFER : worst == 1 ? FWCHECK_UNSURE : FWCHECK_ALIKE;
+	return worst == 2 ? CHECK_FIREWALL_DIFFER : worst == 1 ? CHECK_FIREWALL_UNSURE : CHECK_FIREWALL_ALIKE;
 }
 
 static int run(const char *conf_path)
@@ -234,18 +235,18 @@ static int run(const char *conf_path)
 	int r;
 
 	if (!c)
-		return FWCHECK_ERROR;
+		return CHECK_FIREWALL_ERROR;
 	if (c->nprotect == 0) {
 		printf("no protect entry: nothing is refused, nothing to check\n");
 		conf_destroy(c);
-		return FWCHECK_ALIKE;
+		return CHECK_FIREWALL_ALIKE;
 	}
 	r = check_conf(c, &ck, &rs, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "knockgw check-firewall: %s\n", err);
 		fw_ruleset_free(&rs);
 		conf_destroy(c);
-		return FWCHECK_ERROR;
+		return CHECK_FIREWALL_ERROR;
 	}
 	printf("unused ports compared with: ");
 	for (size_t i = 0; i < ck.nunused; i++)
@@ -257,7 +258,7 @@ static int run(const char *conf_path)
 		printf("forward entries: their refusals are answered by the routed hosts, not "
 		       "checked here\n");
 	r = verdict_code(&ck);
-	if (r == FWCHECK_DIFFER)
+	if (r == CHECK_FIREWALL_DIFFER)
 		printf("make rules.refuse_port get what your unused ports get: do not allow it "
 		       "(nor accept DNAT'ed traffic to it) in your firewall (knockgw(8), "
 		       "FIREWALL)\n");
@@ -266,7 +267,7 @@ static int run(const char *conf_path)
 	return r;
 }
 
-void fwcheck_summary(const struct conf *c, FILE *out)
+void check_firewall_summary(const struct conf *c, FILE *out)
 {
 	struct fw_ruleset rs = { 0 };
 	char err[TEXT_LEN];
@@ -282,10 +283,10 @@ void fwcheck_summary(const struct conf *c, FILE *out)
 		return;
 	}
 	switch (verdict_code(&ck)) {
-	case FWCHECK_ALIKE:
+	case CHECK_FIREWALL_ALIKE:
 		fprintf(out, "firewall: refused SYNs look like this host's unused ports\n");
 		break;
-	case FWCHECK_DIFFER:
+	case CHECK_FIREWALL_DIFFER:
 		fprintf(out, "firewall: refused SYNs do NOT look like this host's unused ports "
 			     "(`knockgw check-firewall` says why)\n");
 		break;
@@ -302,13 +303,13 @@ static void usage(FILE *f)
 		   "firewall.\n");
 }
 
-int fwcheck_main(int argc, char **argv, const char *default_conf)
+int check_firewall_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *conf_path = default_conf;
+	const char *conf_path = CONF_DEFAULT_PATH;
 	int ch;
 
 	optind = 0;

@@ -1,5 +1,5 @@
 /*
- * metrics.c - struct stats as Prometheus text (see metrics.h for the
+ * metrics_text.c - struct stats as Prometheus text (see metrics_text.h for the
  * contract and the families).
  *
  * The exposition format lets a sample line of a family follow only that
@@ -11,7 +11,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "daemon/metrics.h"
+#include "cmd/metrics_text.h"
 
 #define PREFIX "knockgw_"
 

@@ -1,5 +1,5 @@
 /*
- * fwcheck.h - will a refused SYN look like a SYN to one of this host's
+ * check_firewall.h - will a refused SYN look like a SYN to one of this host's
  * unused ports, given the host's own firewall?  `knockgw check-firewall
  * [-c FILE]`, and the line `knockgw -n -v` prints about it.
  *
@@ -24,23 +24,22 @@
  * cannot tell; 1 an error (the configuration, or reading the ruleset);
  * 2 usage.
  */
-#ifndef KNOCKGW_FWCHECK_H
-#define KNOCKGW_FWCHECK_H
+#ifndef KNOCKGW_CHECK_FIREWALL_H
+#define KNOCKGW_CHECK_FIREWALL_H
 
 #include <stdio.h>
 
 #include "config/conf.h"
 
-enum { FWCHECK_ALIKE = 0, FWCHECK_ERROR = 1, FWCHECK_DIFFER = 4, FWCHECK_UNSURE = 5 };
+enum { CHECK_FIREWALL_ALIKE = 0, CHECK_FIREWALL_ERROR = 1, CHECK_FIREWALL_DIFFER = 4, CHECK_FIREWALL_UNSURE = 5 };
 
-/* argv[0] is "check-firewall"; default_conf is used without -c. */
-int fwcheck_main(int argc, char **argv, const char *default_conf);
+/* check_firewall_main() is in commands.h. */
 
 /*
  * One line on out, "firewall: ...", for `knockgw -n -v`: the verdict, or
  * why there is none (not root: the ruleset cannot be read).  Nothing when
  * c protects no port.
  */
-void fwcheck_summary(const struct conf *c, FILE *out);
+void check_firewall_summary(const struct conf *c, FILE *out);
 
 #endif
