@@ -132,11 +132,12 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(SRC_HDRS) $(wildcard tests/fuzz/*.
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(PKG_LIBS)
 
 # fuzz_integ: the server's data path against fakes of the adapters (and of
-# verify), so only the modules it drives are compiled in.
+# the ISN check), so only the modules it drives are compiled in.
 FUZZ_INTEG_SRCS := $(addprefix src/datapath/,door.c verdict.c) \
-	$(addprefix src/datapath/server/,server.c pending.c pendseg.c integ.c holdacct.c strays.c \
+	$(addprefix src/datapath/server/,server.c pending.c pending_seg.c integ.c holdacct.c strays.c \
 		replay.c guess.c servercount.c) \
-	$(addprefix src/common/,flowtable.c pkt.c hidx.c tally.c tablemem.c log.c marks.c) \
+	$(addprefix src/common/,pkt.c log.c marks.c) \
+	$(addprefix src/common/table/,flowtable.c hidx.c tally.c tablemem.c) \
 	src/config/match.c
 $(BUILD)/fuzz/fuzz_integ: tests/fuzz/fuzz_integ.c $(FUZZ_INTEG_SRCS) $(SRC_HDRS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)

@@ -206,7 +206,7 @@ int kc_cmd_isn(int argc, char **argv)
 		goto out;
 	}
 	if (a.key_file) {
-		if (keyfile_read(a.key_file, raw, &rawlen, err, sizeof(err)) < 0) {
+		if (key_file_read(a.key_file, raw, &rawlen, err, sizeof(err)) < 0) {
 			fprintf(stderr, "knock-connect: %s\n", err);
 			goto out;
 		}
@@ -223,7 +223,7 @@ int kc_cmd_isn(int argc, char **argv)
 			rawlen);
 		goto out;
 	}
-	verify_key_init(key, raw, rawlen);
+	isn_key_init(key, raw, rawlen);
 
 	if (a.integrity_len) {
 		payload = malloc(a.integrity_len);

@@ -75,7 +75,7 @@ int conf_apply_open(struct conf_apply *a, const char *prog, const char *path, FI
 		free(errs);
 		return -EINVAL;
 	}
-	a->m = srcmap_read_opts(path, NULL, true, errs, &r);
+	a->m = conf_text_read_opts(path, NULL, true, errs, &r);
 	if (r == 0 && cs_parse(a->m->out, a->m->len, &a->t, &e) < 0)
 		r = -EINVAL;
 	if (r < 0) {
@@ -98,7 +98,7 @@ static int keys_file(const struct conf_apply *a)
 
 int conf_apply_check(struct conf_apply *a, bool revoke, FILE *err)
 {
-	struct cedit *e = calloc(CEDIT_MAX, sizeof(*e));
+	struct confedit *e = calloc(CONFEDIT_MAX, sizeof(*e));
 	struct conf_errors *errs = calloc(1, sizeof(*errs));
 	const char *paths[CONF_MAX_INCLUDES + 1], *texts[CONF_MAX_INCLUDES + 1];
 	struct conf_overlay ov = { 0, paths, texts };
@@ -109,7 +109,7 @@ int conf_apply_check(struct conf_apply *a, bool revoke, FILE *err)
 	for (size_t f = 0; r == 0 && f < a->m->nsrc; f++) {
 		size_t n;
 
-		r = cedit_map(a->m, a->plan, (int)f, e, &n);
+		r = confedit_map(a->m, a->plan, (int)f, e, &n);
 		if (r < 0) {
 			fprintf(err, "%s: cannot place the change in %s; edit it by hand\n", a->prog,
 				a->m->src[f].path);
@@ -117,7 +117,7 @@ int conf_apply_check(struct conf_apply *a, bool revoke, FILE *err)
 		}
 		if (n == 0)
 			continue;
-		r = cedit_apply(a->m->src[f].text, a->m->src[f].len, e, n, &a->text[f], &a->len[f]);
+		r = confedit_apply(a->m->src[f].text, a->m->src[f].len, e, n, &a->text[f], &a->len[f]);
 		if (r == 0) {
 			paths[ov.n] = a->m->src[f].path;
 			texts[ov.n++] = a->text[f];
@@ -401,7 +401,7 @@ void conf_apply_free(struct conf_apply *a)
 		}
 	}
 	if (a->plan) {
-		cedit_free(a->plan);
+		confedit_free(a->plan);
 		free(a->plan);
 		a->plan = NULL;
 	}

@@ -47,7 +47,7 @@ struct conf_apply {
 	char path[PATH_MAX];		/* the main file, as given */
 	struct srcmap *m;		/* every file's own text (keep) */
 	struct cs_tree t;
-	struct cedit_plan *plan;
+	struct confedit_plan *plan;
 	struct conf *cur, *cand;	/* loaded before, and the result (conf_apply_check) */
 	char *text[CONF_MAX_INCLUDES + 1];	/* new texts; NULL: the file is unchanged */
 	size_t len[CONF_MAX_INCLUDES + 1];
@@ -59,8 +59,8 @@ struct conf_apply {
 int conf_apply_open(struct conf_apply *a, const char *prog, const char *path, FILE *err);
 
 /*
- * The new texts of the plan a->plan (made by cedit_invite() or
- * cedit_revoke() on a->t and a->m), loaded with the daemon's loader.  0,
+ * The new texts of the plan a->plan (made by confedit_invite() or
+ * confedit_revoke() on a->t and a->m), loaded with the daemon's loader.  0,
  * or -errno with why on err (the loader's messages for a result that does
  * not load).
  */

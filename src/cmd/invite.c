@@ -157,7 +157,7 @@ static int key_line(const char *path, char *b64, size_t size)
 	uint8_t key[KG_KEY_MAX];
 	char err[PATH_MAX + 256];
 	size_t len;
-	int r = keyfile_read(path, key, &len, err, sizeof(err));
+	int r = key_file_read(path, key, &len, err, sizeof(err));
 
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
@@ -181,14 +181,14 @@ static int key_line(const char *path, char *b64, size_t size)
 static int plan(const struct invite_args *a, const char *conf, const char *key_path,
 		struct conf_apply *ca)
 {
-	struct cedit_invite req = { a->name, key_path, a->port, a->mode, a->integrity_len };
+	struct confedit_invite req = { a->name, key_path, a->port, a->mode, a->integrity_len };
 	int r;
 
 	if (!a->apply && access(conf, F_OK) < 0)
 		return 1;
 	if (conf_apply_open(ca, PROG, conf, stderr) < 0)
 		return -1;
-	r = cedit_invite(&ca->t, ca->m, &req, ca->plan);
+	r = confedit_invite(&ca->t, ca->m, &req, ca->plan);
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", conf, r == -ENOMEM ? "out of memory" : ca->plan->why);
 		return -1;
@@ -247,7 +247,7 @@ int invite_main(int argc, char **argv)
 		uint8_t key[KG_KEY_MAX];
 		size_t key_len;
 
-		r = keyfile_read(path, key, &key_len, err, sizeof(err));
+		r = key_file_read(path, key, &key_len, err, sizeof(err));
 		sodium_memzero(key, sizeof(key));
 		if (r < 0) {
 			fprintf(stderr, PROG ": the new key does not load: %s\n", err);

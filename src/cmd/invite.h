@@ -5,7 +5,7 @@
  *
  * And the new key file it writes, which the unit tests exercise alone.
  *
- * The key file is what keyfile_read() (keys.h) accepts: one line of base64,
+ * The key file is what key_file_read() (keys.h) accepts: one line of base64,
  * a regular file owned by the caller (root, for the daemon), mode 0600.
  * It is created, never replaced (O_EXCL: an existing key may be in use),
  * in a directory that only its owner may change, made 0700 when missing,

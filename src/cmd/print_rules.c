@@ -9,6 +9,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "config/conf.h"
+#include "kernel/nft/nftprint.h"
 #include "kernel/nft/nftrules.h"
 
 int print_rules_main(int argc, char **argv)
@@ -27,7 +28,7 @@ int print_rules_main(int argc, char **argv)
 	/* Without privileges the probe fails: show the portable form. */
 	if (nftrules_probe(&kind) < 0)
 		kind = NFT_QUEUE_COMPAT;
-	nftrules_print(c, kind, stdout);
+	nftprint_ruleset(c, kind, stdout);
 	conf_destroy(c);
 	return 0;
 }

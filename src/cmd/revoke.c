@@ -137,7 +137,7 @@ int revoke_main(int argc, char **argv)
 {
 	struct revoke_args a;
 	struct conf_apply ca;
-	const struct cedit_plan *p;
+	const struct confedit_plan *p;
 	char key[PATH_MAX];
 	struct stat kst;
 	bool has_file, shared = false;
@@ -152,7 +152,7 @@ int revoke_main(int argc, char **argv)
 	conf = a.conf ? a.conf : CONF_DEFAULT_PATH;
 	if (conf_apply_open(&ca, PROG, conf, stderr) < 0)
 		goto out;
-	r = cedit_revoke(&ca.t, ca.m, a.name, ca.plan);
+	r = confedit_revoke(&ca.t, ca.m, a.name, ca.plan);
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", conf, r == -ENOMEM ? "out of memory" : ca.plan->why);
 		goto out;

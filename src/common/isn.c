@@ -24,7 +24,18 @@ enum {
 	NATIVE_M_LEN = 16 + 2 + 4 + 8,	/* dst || port || TSval || epoch */
 };
 
-void verify_key_init(struct kg_key *key, const uint8_t *raw, size_t len)
+const char *kg_mode_name(enum kg_mode m)
+{
+	switch (m) {
+	case KG_MODE_KNOCK:
+		return "knock";
+	case KG_MODE_NATIVE:
+		return "native";
+	}
+	return "?";
+}
+
+void isn_key_init(struct kg_key *key, const uint8_t *raw, size_t len)
 {
 	if (len > KG_KEY_MAX)
 		len = KG_KEY_MAX;
@@ -196,9 +207,9 @@ static bool ct_equal(uint32_t a, uint32_t b, uint32_t mask)
 	return sodium_memcmp(x, y, sizeof(x)) == 0;
 }
 
-enum verify_result verify_syn(const struct kg_key *key, const struct verify_params *p,
-			      const struct isn_input *in, uint32_t isn, uint64_t now,
-			      struct verify_match *ret)
+enum isn_result isn_verify_syn(const struct kg_key *key, const struct isn_params *p,
+			       const struct isn_input *in, uint32_t isn, uint64_t now,
+			      struct isn_match *ret)
 {
 	/* Integrity mode: IH rides in the low half; the MAC covers it. */
 	uint16_t ih = p->integrity_len ? (uint16_t)isn : 0;
@@ -206,13 +217,13 @@ enum verify_result verify_syn(const struct kg_key *key, const struct verify_para
 
 	if (p->mode == KG_MODE_KNOCK) {
 		if (!ct_equal(isn_av_knock(key, in, ih), isn, mask))
-			return VERIFY_BAD_ISN;
-		*ret = (struct verify_match){ .epoch = 0, .nonce = false };
-		return VERIFY_OK;
+			return ISN_BAD_AV;
+		*ret = (struct isn_match){ .epoch = 0, .nonce = false };
+		return ISN_OK;
 	}
 
 	if (!key->native_ok)
-		return VERIFY_BAD_KEY;
+		return ISN_BAD_KEY;
 	/* Accept e-1, e and e+1; with window 0 the epoch is always 0. */
 	uint64_t e = isn_epoch(now, p->window);
 	uint64_t lo = (p->window && e > 0) ? e - 1 : e;
@@ -220,7 +231,7 @@ enum verify_result verify_syn(const struct kg_key *key, const struct verify_para
 	/* Whether the SYN has a timestamp is no secret: it decides the work. */
 	bool nonce_form = p->no_ts && !p->integrity_len;
 	bool found = false;
-	struct verify_match match = { 0 };
+	struct isn_match match = { 0 };
 
 	for (uint64_t cand = lo;; cand++) {
 		bool eq = ct_equal(isn_av_native(key, in, cand, ih), isn, mask);
@@ -230,31 +241,31 @@ enum verify_result verify_syn(const struct kg_key *key, const struct verify_para
 
 		if ((eq || eqn) && !found) {
 			found = true;
-			match = (struct verify_match){ .epoch = cand, .nonce = !eq };
+			match = (struct isn_match){ .epoch = cand, .nonce = !eq };
 		}
 		if (cand == hi)
 			break;
 	}
 	if (!found)
-		return VERIFY_BAD_ISN;
+		return ISN_BAD_AV;
 	*ret = match;
-	return VERIFY_OK;
+	return ISN_OK;
 }
 
-enum verify_result verify_payload(const struct kg_key *key, const struct verify_params *p,
-				  const struct isn_input *in, uint32_t isn, uint64_t epoch,
+enum isn_result isn_verify_payload(const struct kg_key *key, const struct isn_params *p,
+				   const struct isn_input *in, uint32_t isn, uint64_t epoch,
 				  const uint8_t *payload)
 {
 	uint16_t ih;
 
 	if (p->integrity_len == 0)
-		return VERIFY_OK;
+		return ISN_OK;
 	if (p->mode == KG_MODE_KNOCK) {
 		ih = isn_ih_knock(key, payload, p->integrity_len);
 	} else {
 		if (!key->native_ok)
-			return VERIFY_BAD_KEY;
+			return ISN_BAD_KEY;
 		ih = isn_ih_native(key, in, epoch, payload, p->integrity_len);
 	}
-	return ct_equal(ih, isn, 0xffffu) ? VERIFY_OK : VERIFY_BAD_IH;
+	return ct_equal(ih, isn, 0xffffu) ? ISN_OK : ISN_BAD_IH;
 }

@@ -14,14 +14,17 @@
  * is meant to live in locked memory (see keys.h) and holds everything derived
  * from a key once at load, so no per-SYN derivation happens.
  */
-#ifndef KNOCKGW_VERIFY_H
-#define KNOCKGW_VERIFY_H
+#ifndef KNOCKGW_ISN_H
+#define KNOCKGW_ISN_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 enum kg_mode { KG_MODE_KNOCK, KG_MODE_NATIVE };
+
+/* "knock", "native": the mode as the configuration spells it. */
+const char *kg_mode_name(enum kg_mode m);
 
 /*
  * Integrity mode: the ISN's low half covers the first N payload bytes of the
@@ -48,7 +51,7 @@ struct kg_key {
 };
 
 /* Derives everything from the raw key bytes.  len must be 1..KG_KEY_MAX. */
-void verify_key_init(struct kg_key *key, const uint8_t *raw, size_t len);
+void isn_key_init(struct kg_key *key, const uint8_t *raw, size_t len);
 
 /* What an ISN is computed over: the SYN as it arrives at the server. */
 struct isn_input {
@@ -87,14 +90,14 @@ uint64_t isn_epoch(uint64_t now, uint32_t window);
 uint32_t isn_compute(const struct kg_key *key, enum kg_mode mode, const struct isn_input *in,
 		     uint64_t epoch, const uint8_t *payload, size_t integrity_len);
 
-enum verify_result {
-	VERIFY_OK = 0,
-	VERIFY_BAD_ISN,		/* AV does not match: not a knock with this key */
-	VERIFY_BAD_IH,		/* integrity: payload does not match the ISN */
-	VERIFY_BAD_KEY,		/* key cannot be used in this mode */
+enum isn_result {
+	ISN_OK = 0,
+	ISN_BAD_AV,		/* AV does not match: not a knock with this key */
+	ISN_BAD_IH,		/* integrity: payload does not match the ISN */
+	ISN_BAD_KEY,		/* key cannot be used in this mode */
 };
 
-struct verify_params {
+struct isn_params {
 	enum kg_mode mode;
 	uint16_t integrity_len;	/* 0 = auth only */
 	uint32_t window;	/* native only */
@@ -103,7 +106,7 @@ struct verify_params {
 };
 
 /* Which knock a SYN was. */
-struct verify_match {
+struct isn_match {
 	uint64_t epoch;		/* native: the epoch that matched; 0 in knock mode */
 	bool nonce;		/* native: in the nonce form */
 };
@@ -114,13 +117,13 @@ struct verify_match {
  * and reports what matched in *ret; the integrity check later must use
  * that epoch.
  */
-enum verify_result verify_syn(const struct kg_key *key, const struct verify_params *p,
-			      const struct isn_input *in, uint32_t isn, uint64_t now,
-			      struct verify_match *ret);
+enum isn_result isn_verify_syn(const struct kg_key *key, const struct isn_params *p,
+			       const struct isn_input *in, uint32_t isn, uint64_t now,
+			      struct isn_match *ret);
 
 /* Server side, once integrity_len payload bytes are in. */
-enum verify_result verify_payload(const struct kg_key *key, const struct verify_params *p,
-				  const struct isn_input *in, uint32_t isn, uint64_t epoch,
+enum isn_result isn_verify_payload(const struct kg_key *key, const struct isn_params *p,
+				   const struct isn_input *in, uint32_t isn, uint64_t epoch,
 				  const uint8_t *payload);
 
 #endif

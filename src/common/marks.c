@@ -6,7 +6,7 @@
 
 #include "common/marks.h"
 
-int kgw_marks_make(uint32_t mask, uint32_t ct_bit, struct kgw_marks *ret)
+int marks_make(uint32_t mask, uint32_t ct_bit, struct marks *ret)
 {
 	unsigned shift = 0, bits = 0;
 
@@ -19,9 +19,9 @@ int kgw_marks_make(uint32_t mask, uint32_t ct_bit, struct kgw_marks *ret)
 		return -EINVAL;
 	for (uint32_t m = mask >> shift; m; m >>= 1)
 		bits++;
-	if (bits < KGW_MARK_BITS_MIN)
+	if (bits < MARKS_MARK_BITS_MIN)
 		return -EINVAL;
-	*ret = (struct kgw_marks){
+	*ret = (struct marks){
 		.mask = mask,
 		.integ = 1u << shift,
 		.reply = 2u << shift,
@@ -45,14 +45,14 @@ static uint32_t get_bit(const uint32_t *w, unsigned b)
 	return w[b / 32] >> (b % 32) & 1;
 }
 
-void kgw_label_put(unsigned base, uint32_t shift, uint32_t ret_val[static KGW_LABEL_WORDS],
-		   uint32_t ret_mask[static KGW_LABEL_WORDS])
+void marks_label_put(unsigned base, uint32_t shift, uint32_t ret_val[static MARKS_LABEL_WORDS],
+		     uint32_t ret_mask[static MARKS_LABEL_WORDS])
 {
-	memset(ret_val, 0, KGW_LABEL_WORDS * sizeof(*ret_val));
-	memset(ret_mask, 0, KGW_LABEL_WORDS * sizeof(*ret_mask));
-	if (base > KGW_CTLABEL_MAX)
+	memset(ret_val, 0, MARKS_LABEL_WORDS * sizeof(*ret_val));
+	memset(ret_mask, 0, MARKS_LABEL_WORDS * sizeof(*ret_mask));
+	if (base > MARKS_CTLABEL_MAX)
 		return;		/* the configuration's range: never past the words */
-	for (unsigned i = 0; i < KGW_LABEL_BITS; i++) {
+	for (unsigned i = 0; i < MARKS_LABEL_BITS; i++) {
 		set_bit(ret_mask, base + i);
 		/* Bit 0 is the flag; bit i > 0 is the shift's bit i - 1. */
 		if (i == 0 || (shift >> (i - 1) & 1))
@@ -60,12 +60,12 @@ void kgw_label_put(unsigned base, uint32_t shift, uint32_t ret_val[static KGW_LA
 	}
 }
 
-bool kgw_label_get(unsigned base, const uint32_t val[static KGW_LABEL_WORDS],
-		   uint32_t *ret_shift)
+bool marks_label_get(unsigned base, const uint32_t val[static MARKS_LABEL_WORDS],
+		     uint32_t *ret_shift)
 {
 	uint32_t shift = 0;
 
-	if (base > KGW_CTLABEL_MAX || !get_bit(val, base))
+	if (base > MARKS_CTLABEL_MAX || !get_bit(val, base))
 		return false;
 	for (unsigned i = 0; i < 32; i++)
 		shift |= get_bit(val, base + 1 + i) << i;

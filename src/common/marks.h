@@ -48,16 +48,16 @@
 #include <stdint.h>
 
 enum {
-	KGW_MARK_MASK_DEFAULT = 0x7f000000,
-	KGW_CTMARK_DEFAULT = 0x40000000,
-	KGW_MARK_BITS_MIN = 3,		/* seven codes and "none" */
-	KGW_LABEL_WORDS = 4,		/* 128 conntrack label bits */
-	KGW_LABEL_BITS = 33,		/* ours: the flag, then the shift */
-	KGW_CTLABEL_DEFAULT = 95,	/* bits 95..127 */
-	KGW_CTLABEL_MAX = 32 * KGW_LABEL_WORDS - KGW_LABEL_BITS,
+	MARKS_MARK_MASK_DEFAULT = 0x7f000000,
+	MARKS_CTMARK_DEFAULT = 0x40000000,
+	MARKS_MARK_BITS_MIN = 3,		/* seven codes and "none" */
+	MARKS_LABEL_WORDS = 4,		/* 128 conntrack label bits */
+	MARKS_LABEL_BITS = 33,		/* ours: the flag, then the shift */
+	MARKS_CTLABEL_DEFAULT = 95,	/* bits 95..127 */
+	MARKS_CTLABEL_MAX = 32 * MARKS_LABEL_WORDS - MARKS_LABEL_BITS,
 };
 
-struct kgw_marks {
+struct marks {
 	uint32_t mask;		/* packet mark bits of ours */
 	uint32_t integ;		/* valid integrity SYN: flag the flow */
 	uint32_t reply;		/* the output rule's: the service's integrity segment */
@@ -71,18 +71,18 @@ struct kgw_marks {
 
 /*
  * Codes 1..7 at the lowest bit of mask.  0, or -EINVAL when mask is not one
- * run of at least KGW_MARK_BITS_MIN bits or ct_bit is not exactly one bit.
+ * run of at least MARKS_MARK_BITS_MIN bits or ct_bit is not exactly one bit.
  */
-int kgw_marks_make(uint32_t mask, uint32_t ct_bit, struct kgw_marks *ret);
+int marks_make(uint32_t mask, uint32_t ct_bit, struct marks *ret);
 
 /* The code a mark carries (0: none of ours). */
-static inline uint32_t kgw_mark_code(const struct kgw_marks *m, uint32_t mark)
+static inline uint32_t marks_code(const struct marks *m, uint32_t mark)
 {
 	return mark & m->mask;
 }
 
 /* The packet's own mark: ours cleared, the rest kept. */
-static inline uint32_t kgw_mark_own(const struct kgw_marks *m, uint32_t mark)
+static inline uint32_t marks_own(const struct marks *m, uint32_t mark)
 {
 	return mark & ~m->mask;
 }
@@ -90,13 +90,13 @@ static inline uint32_t kgw_mark_own(const struct kgw_marks *m, uint32_t mark)
 /*
  * The labels of a flow shifted by shift (our flag set), and the mask of our
  * bits, for a write that leaves every other bit alone.  A base (N) above
- * KGW_CTLABEL_MAX gives an empty mask (and kgw_label_get() false).
+ * MARKS_CTLABEL_MAX gives an empty mask (and marks_label_get() false).
  */
-void kgw_label_put(unsigned base, uint32_t shift, uint32_t ret_val[static KGW_LABEL_WORDS],
-		   uint32_t ret_mask[static KGW_LABEL_WORDS]);
+void marks_label_put(unsigned base, uint32_t shift, uint32_t ret_val[static MARKS_LABEL_WORDS],
+		     uint32_t ret_mask[static MARKS_LABEL_WORDS]);
 
 /* A flow's shift from its labels: true when our flag is set. */
-bool kgw_label_get(unsigned base, const uint32_t val[static KGW_LABEL_WORDS],
-		   uint32_t *ret_shift);
+bool marks_label_get(unsigned base, const uint32_t val[static MARKS_LABEL_WORDS],
+		     uint32_t *ret_shift);
 
 #endif

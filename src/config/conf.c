@@ -46,17 +46,6 @@ void conf_error(struct conf_errors *errs, const char *file, int line, const char
 	va_end(ap);
 }
 
-const char *kg_mode_name(enum kg_mode m)
-{
-	switch (m) {
-	case KG_MODE_KNOCK:
-		return "knock";
-	case KG_MODE_NATIVE:
-		return "native";
-	}
-	return "?";
-}
-
 uint16_t conf_queue_first(const struct conf *c, enum conf_qset set)
 {
 	unsigned n = c->queue_count, base = c->queue_num;

@@ -73,7 +73,7 @@ enum translate { TRANSLATE_KERNEL, TRANSLATE_USER };
 enum closed_ports { CLOSED_KERNEL, CLOSED_DAEMON };
 
 /*
- * The three sets of queues, queue.count queues each (nftplan.c has what
+ * The three sets of queues, queue.count queues each (nftplan.h has what
  * goes where): SYNs (knocks to protected ports, this host's and routed
  * SYNs to knock destinations), probes (of closed ports, and segments of no
  * connection to protected ports), and data (integrity flows both ways, the
@@ -186,7 +186,7 @@ struct conf {
 	uint32_t ct_label;		/* rules.ct_label: our label bits (marks.h) */
 	uint16_t refuse_port;		/* rules.refuse_port: where refused SYNs are sent */
 	enum on_stop on_stop;
-	struct kgw_marks marks;		/* made from them once the file is valid */
+	struct marks marks;		/* made from them once the file is valid */
 
 	int log_level;			/* syslog LOG_* value */
 	enum translate translate;
@@ -254,7 +254,7 @@ int conf_load_overlay(const char *path, const struct conf_overlay *ov, struct co
 		      struct conf_errors *errs);
 
 /*
- * conf_load() of text in memory named path (srcmap_read_text()): the unit
+ * conf_load() of text in memory named path (conf_text_from()): the unit
  * tests of the schema drive the loader with it, no file needed.
  */
 int conf_load_text(const char *path, const char *text, struct conf *c, struct conf_errors *errs);
@@ -314,8 +314,6 @@ void conf_free(struct conf *c);
  */
 struct conf *conf_load_file(const char *path, bool to_log);
 void conf_destroy(struct conf *c);
-
-const char *kg_mode_name(enum kg_mode m);
 
 /*
  * The first queue number of a set: the SYN set is queue.num ..

@@ -74,7 +74,7 @@ static int load_map(struct conf *c, struct conf_errors *errs, struct srcmap *m)
 	if (ld.nerr)
 		return -EINVAL;
 	remap_lines(c, m);
-	kgw_marks_make(c->mark_mask, c->ct_mark_bit, &c->marks);	/* validated */
+	marks_make(c->mark_mask, c->ct_mark_bit, &c->marks);	/* validated */
 	return 0;
 }
 
@@ -97,7 +97,7 @@ static int load(const char *path, const char *text, const struct conf_overlay *o
 	}
 	snprintf(c->path, sizeof(c->path), "%s", path);
 
-	m = text ? srcmap_read_text(path, text, errs, &r) : srcmap_read_opts(path, ov, false, errs, &r);
+	m = text ? conf_text_from(path, text, errs, &r) : conf_text_read_opts(path, ov, false, errs, &r);
 	if (r == 0)
 		r = load_map(c, errs, m);
 	srcmap_free(m);

@@ -223,7 +223,7 @@ static void peek(const char *path, const char *text, struct conf_peek *p)
 	snprintf(p->control_socket, sizeof(p->control_socket), "%s", c->control_socket);
 	free(c);
 	if (errs)
-		m = text ? srcmap_read_text(path, text, errs, &r) : srcmap_read(path, errs, &r);
+		m = text ? conf_text_from(path, text, errs, &r) : conf_text_read(path, errs, &r);
 	if (m && r == 0) {
 		peek_map(m, p);
 	} else {

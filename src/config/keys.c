@@ -149,8 +149,8 @@ static int check_secrecy(const char *path, const struct stat *st, char *err, siz
 	return 0;
 }
 
-int keyfile_read(const char *path, uint8_t out[static KG_KEY_MAX], size_t *ret_len, char *err,
-		 size_t errlen)
+int key_file_read(const char *path, uint8_t out[static KG_KEY_MAX], size_t *ret_len, char *err,
+		  size_t errlen)
 {
 	char text[KEYFILE_MAX_BYTES + 1];
 	char why[128];

@@ -2,7 +2,7 @@
  * keys.h - key files and the locked keyring.
  *
  * A key file holds one line of standard base64 (RFC 4648, with padding): 32
- * bytes for native mode, 1..64 bytes for knock mode.  keyfile_read() refuses
+ * bytes for native mode, 1..64 bytes for knock mode.  key_file_read() refuses
  * files that are not regular, are not owned by root or the effective uid, or
  * that group or others may read or write (a secret others could read is no
  * secret), and never puts key bytes into an error message.  The same rule,
@@ -53,8 +53,8 @@ enum file_rule file_rule_check(const struct stat *st, uid_t euid, mode_t forbidd
  * and their count to *ret_len and returns 0.  On failure returns -errno (or
  * -EINVAL for bad content) and writes a one-line reason (no secret) to err.
  */
-int keyfile_read(const char *path, uint8_t out[static KG_KEY_MAX], size_t *ret_len, char *err,
-		 size_t errlen);
+int key_file_read(const char *path, uint8_t out[static KG_KEY_MAX], size_t *ret_len, char *err,
+		  size_t errlen);
 
 /* Decodes one line of base64 key text; 0 or -EINVAL (with reason in err). */
 int key_decode_base64(const char *text, size_t textlen, uint8_t out[static KG_KEY_MAX],

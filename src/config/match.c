@@ -86,7 +86,7 @@ bool prefix_contains(const struct prefix *p, int family, const uint8_t *addr)
 	return true;
 }
 
-bool prefixes_overlap(const struct prefix *a, const struct prefix *b)
+bool prefix_overlap(const struct prefix *a, const struct prefix *b)
 {
 	if (a->family != b->family)
 		return false;
@@ -94,7 +94,7 @@ bool prefixes_overlap(const struct prefix *a, const struct prefix *b)
 				  prefix_contains(b, a->family, a->addr);
 }
 
-bool prefixes_equal(const struct prefix *a, const struct prefix *b)
+bool prefix_equal(const struct prefix *a, const struct prefix *b)
 {
 	return a->family == b->family && a->len == b->len &&
 	       prefix_contains(a, b->family, b->addr);
@@ -256,7 +256,7 @@ int match_reply(const struct conf *c, int family, const uint8_t *src, uint16_t s
 	return -1;
 }
 
-bool knock_from_contains(const struct conf_knock *k, int family, const uint8_t *src)
+bool match_from(const struct conf_knock *k, int family, const uint8_t *src)
 {
 	for (size_t i = 0; i < k->nfrom && i < CONF_MAX_FROM; i++)
 		if (prefix_contains(&k->from[i], family, src))
@@ -274,21 +274,21 @@ static const struct conf_knock *find_knock(const struct conf *c, int family, con
 		const struct conf_knock *k = &c->knock[i];
 
 		if (k->port == port && prefix_contains(&k->dst, family, dst) &&
-		    (!src || knock_from_contains(k, family, src)) &&
+		    (!src || match_from(k, family, src)) &&
 		    (!best || k->dst.len > best->dst.len))
 			best = k;
 	}
 	return best;
 }
 
-const struct conf_knock *conf_find_knock(const struct conf *c, int family, const uint8_t *dst,
-					 uint16_t port)
+const struct conf_knock *match_knock(const struct conf *c, int family, const uint8_t *dst,
+				     uint16_t port)
 {
 	return find_knock(c, family, NULL, dst, port);
 }
 
-const struct conf_knock *conf_find_knock_from(const struct conf *c, int family,
-					      const uint8_t *src, const uint8_t *dst,
+const struct conf_knock *match_knock_from(const struct conf *c, int family,
+					  const uint8_t *src, const uint8_t *dst,
 					      uint16_t port)
 {
 	return find_knock(c, family, src, dst, port);

@@ -46,8 +46,8 @@ int prefix_parse(const char *text, struct prefix *ret);
 bool prefix_contains(const struct prefix *p, int family, const uint8_t *addr);
 
 /* Two prefixes share an address: the shorter one contains the other. */
-bool prefixes_overlap(const struct prefix *a, const struct prefix *b);
-bool prefixes_equal(const struct prefix *a, const struct prefix *b);
+bool prefix_overlap(const struct prefix *a, const struct prefix *b);
+bool prefix_equal(const struct prefix *a, const struct prefix *b);
 
 /* "addr" for a host prefix, "addr/len" otherwise. */
 void prefix_format(const struct prefix *p, char *buf, size_t buflen);
@@ -109,20 +109,20 @@ int match_reply(const struct conf *c, int family, const uint8_t *src, uint16_t s
  * that contains dst, NULL when none.  The client role and the control socket
  * both ask this; their answers must agree.
  */
-const struct conf_knock *conf_find_knock(const struct conf *c, int family, const uint8_t *dst,
-					 uint16_t port);
+const struct conf_knock *match_knock(const struct conf *c, int family, const uint8_t *dst,
+				     uint16_t port);
 
 /*
  * The knock entry for a connection from src, which this host routes, to
  * (dst, port): the most specific dst among the entries whose `from` holds
  * src; NULL when none (the SYN then goes as it came).
  */
-const struct conf_knock *conf_find_knock_from(const struct conf *c, int family,
-					      const uint8_t *src, const uint8_t *dst,
+const struct conf_knock *match_knock_from(const struct conf *c, int family,
+					  const uint8_t *src, const uint8_t *dst,
 					      uint16_t port);
 
 /* src is in one of k's `from` prefixes. */
-bool knock_from_contains(const struct conf_knock *k, int family, const uint8_t *src);
+bool match_from(const struct conf_knock *k, int family, const uint8_t *src);
 
 /*
  * The destinations a SYN to (dst, dport) under protect entry e may carry a

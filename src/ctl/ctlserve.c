@@ -86,7 +86,7 @@ static enum ctl_status serve_intent(struct ctl *c, const struct ctl_peer *peer,
 	s = check_socket(peer->passed_fd, &peer->cred, req->family, &sport);
 	if (s != CTL_S_OK)
 		return s;
-	kn = conf_find_knock(env->conf, req->family, req->addr, req->port);
+	kn = match_knock(env->conf, req->family, req->addr, req->port);
 	if (!kn)
 		return CTL_S_NO_KNOCK;
 	if (kn->integrity_len == 0 || req->payload_len != kn->integrity_len)
@@ -158,7 +158,7 @@ static enum ctl_status act(struct ctl *c, const struct ctl_peer *peer, const str
 
 	switch (req->cmd) {
 	case CTL_CMD_QUERY:
-		kn = conf_find_knock(env->conf, req->family, req->addr, req->port);
+		kn = match_knock(env->conf, req->family, req->addr, req->port);
 		if (!kn)
 			s = CTL_S_NO_KNOCK;
 		else

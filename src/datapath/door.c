@@ -11,12 +11,12 @@
 #include "datapath/client/clienticmp.h"
 #include "datapath/door.h"
 
-enum door_way door_classify(const struct kgw_marks *m, enum conf_qset set, unsigned hook,
+enum door_way door_classify(const struct marks *m, enum conf_qset set, unsigned hook,
 			    uint32_t mark)
 {
 	switch (hook) {
 	case NF_INET_PRE_ROUTING:
-		return kgw_mark_code(m, mark) == m->fwd ? DOOR_CLIENT_ROUTED : DOOR_SERVER;
+		return marks_code(m, mark) == m->fwd ? DOOR_CLIENT_ROUTED : DOOR_SERVER;
 	case NF_INET_LOCAL_IN:
 		/* input_closed's probes go to the probe set, the client's to the others. */
 		return set == QSET_PROBE ? DOOR_SERVER : DOOR_CLIENT_IN;

@@ -4,7 +4,7 @@
  * one switch; and the handler's decisions (verdict.h) carried out here, the
  * only place in the data path that gives the queue a verdict.
  *
- * Which rule queued a packet shows on it (nftplan.c): the hook of the
+ * Which rule queued a packet shows on it (nftplan.h): the hook of the
  * rule's chain, the queue set the rule queues to (the worker knows which
  * set it read), and the code the rule left in our mark bits.
  *
@@ -52,7 +52,7 @@ enum door_way {
 };
 
 /* The way a packet goes, from what the rule that queued it left on it.  Pure. */
-enum door_way door_classify(const struct kgw_marks *m, enum conf_qset set, unsigned hook,
+enum door_way door_classify(const struct marks *m, enum conf_qset set, unsigned hook,
 			    uint32_t mark);
 
 struct door {

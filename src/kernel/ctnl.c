@@ -195,14 +195,14 @@ static uint8_t tcp_state(const struct nlattr *protoinfo)
 }
 
 /* Label words as the kernel holds them (host order), whole words only. */
-static void get_labels(const struct nlattr *a, uint32_t ret[static KGW_LABEL_WORDS])
+static void get_labels(const struct nlattr *a, uint32_t ret[static MARKS_LABEL_WORDS])
 {
 	uint16_t len = a ? mnl_attr_get_payload_len(a) : 0;
 
 	if (len == 0 || len % sizeof(uint32_t) != 0)
 		return;
-	if (len > KGW_LABEL_WORDS * sizeof(uint32_t))
-		len = KGW_LABEL_WORDS * sizeof(uint32_t);
+	if (len > MARKS_LABEL_WORDS * sizeof(uint32_t))
+		len = MARKS_LABEL_WORDS * sizeof(uint32_t);
 	memcpy(ret, mnl_attr_get_payload(a), len);
 }
 
@@ -319,7 +319,7 @@ static int count_cb(const struct nlmsghdr *nlh, void *data)
 	struct count_ctx *cc = data;
 	const struct nlattr *tb[CTA_MAX + 1] = { 0 };
 	struct attr_table t = { tb, CTA_MAX };
-	uint32_t labels[KGW_LABEL_WORDS] = { 0 }, shift;
+	uint32_t labels[MARKS_LABEL_WORDS] = { 0 }, shift;
 
 	mnl_attr_parse(nlh, sizeof(struct nfgenmsg), table_cb, &t);
 	if (!tb[CTA_TUPLE_ORIG] || !is_tcp(tb[CTA_TUPLE_ORIG]))
@@ -327,7 +327,7 @@ static int count_cb(const struct nlmsghdr *nlh, void *data)
 	if (tb[CTA_PROTOINFO] && is_over(tb[CTA_PROTOINFO]))
 		return MNL_CB_OK;
 	get_labels(tb[CTA_LABELS], labels);
-	if (tb[CTA_SEQ_ADJ_ORIG] || kgw_label_get(cc->label_base, labels, &shift))
+	if (tb[CTA_SEQ_ADJ_ORIG] || marks_label_get(cc->label_base, labels, &shift))
 		cc->n++;
 	return MNL_CB_OK;
 }

@@ -36,7 +36,7 @@ void ctnl_close(struct ctnl *c);
 
 /* Conntrack label bits to write: those set in mask take val's (marks.h). */
 struct ct_labels {
-	uint32_t val[KGW_LABEL_WORDS], mask[KGW_LABEL_WORDS];
+	uint32_t val[MARKS_LABEL_WORDS], mask[MARKS_LABEL_WORDS];
 };
 
 /*
@@ -56,8 +56,8 @@ struct ct_info {
 	bool has_seqadj;
 	uint32_t pos, delta;		/* sequence adjustment, when present */
 	uint32_t mark;			/* 0 when absent */
-	uint32_t labels[KGW_LABEL_WORDS];	/* 0 when absent (the kernel sends
-					   none while every bit is clear) */
+	uint32_t labels[MARKS_LABEL_WORDS];	/* 0 when absent (the kernel sends
+								  none while every bit is clear) */
 	uint8_t tcp_state;		/* enum tcp_conntrack; 0 (NONE) when absent */
 };
 
@@ -65,7 +65,7 @@ struct ct_info {
  * Reads one conntrack entry message (the kernel's answer to a get) into ret:
  * the mark, the labels, the original direction's sequence adjustment and
  * the TCP state, each taken only when present and well formed (labels:
- * whole 32-bit words, the first KGW_LABEL_WORDS of them); attributes of
+ * whole 32-bit words, the first MARKS_LABEL_WORDS of them); attributes of
  * unknown types are skipped.
  * 0, or -EBADMSG when the message is shorter than its headers or its length
  * is not padded as the kernel pads it (ret untouched).

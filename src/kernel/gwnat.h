@@ -12,7 +12,7 @@
  * source address selection, asked through a connected UDP socket that
  * sends nothing), the port kept unless it clashes.  The kernel applies
  * that binding only while a nat chain is registered in the namespace:
- * with `from`, the table has an empty one of its own (nftplan.c), for
+ * with `from`, the table has an empty one of its own (nftplan.h), for
  * routers with no nat table.
  */
 #ifndef KNOCKGW_GWNAT_H

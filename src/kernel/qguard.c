@@ -33,7 +33,7 @@ enum {
 };
 
 struct guard {
-	struct kgw_marks m;
+	struct marks m;
 	bool fail_open;			/* the configuration's: no rule rejects a no-connection segment */
 	char *rx;
 	unsigned answered;
@@ -53,13 +53,13 @@ static void send_verdict(int fd, uint16_t queue, int type, uint32_t id, int verd
 		return;
 }
 
-struct qguard_answer qguard_decide(const struct kgw_marks *m, bool fail_open, uint32_t mark)
+struct qguard_answer qguard_decide(const struct marks *m, bool fail_open, uint32_t mark)
 {
-	uint32_t code = kgw_mark_code(m, mark);
+	uint32_t code = marks_code(m, mark);
 
 	if (code == m->newsyn && code != 0)
 		return (struct qguard_answer){ .verdict = NF_ACCEPT, .set_mark = true,
-					       .mark = kgw_mark_own(m, mark) };
+					       .mark = marks_own(m, mark) };
 	if (code == m->noconn && code != 0 && !fail_open)
 		return (struct qguard_answer){ .verdict = NF_ACCEPT };
 	return (struct qguard_answer){ .verdict = NF_DROP };

@@ -63,7 +63,7 @@ struct qguard_answer {
  * anything else (codes whose queue rule has no bypass, codes no rule
  * queues, no code) is dropped.  Pure.
  */
-struct qguard_answer qguard_decide(const struct kgw_marks *m, bool fail_open, uint32_t mark);
+struct qguard_answer qguard_decide(const struct marks *m, bool fail_open, uint32_t mark);
 
 /*
  * Starts the guard for the queue sockets fds (n of them) of configuration

@@ -1,6 +1,6 @@
 /*
  * fuzz_integ - libFuzzer target: the server's integrity flows (pending.c,
- * pendseg.c, integ.c, holdacct.c, strays.c, reached through server.c as
+ * pending_seg.c, integ.c, holdacct.c, strays.c, reached through server.c as
  * the queue would reach them) driven by arbitrary segment sequences, with
  * the kernel around them played by a model: conntrack, the queue's
  * verdicts, and the service's TCP.
@@ -23,7 +23,7 @@
  * REPEAT'd SYN flags the conntrack entry and is queued again.  Conntrack
  * sees every packet on arrival, before the queue, as the kernel does.
  * Verification is exact: a flow's bytes verify when they are the client's
- * true first bytes (verify_payload is a fake), so that "verified" is a fact
+ * true first bytes (isn_verify_payload is a fake), so that "verified" is a fact
  * the model knows, not a 16-bit hash a fuzzer could collide.
  *
  * Invariants (any break aborts):
@@ -381,7 +381,7 @@ static void pass(const struct pkt_rec *r, const struct given *vd)
 	}
 	if ((r->flags & (TCP_SYN | TCP_ACK)) == TCP_SYN) {
 		/* Without ACCEPTED the nat rule sends it to a closed port. */
-		if (vd && kgw_mark_code(&z.conf.marks, vd->mark) != z.conf.marks.accepted) {
+		if (vd && marks_code(&z.conf.marks, vd->mark) != z.conf.marks.accepted) {
 			if (m->ct.present && !m->ct.confirmed)
 				m->ct.present = false;
 			return;
@@ -407,7 +407,7 @@ static void deliver(void)
 		case NFQUEUE_REPEAT:
 			/* Our chain again: the flag rule, then the knock rule queues it once more. */
 			REQUIRE((r->flags & (TCP_SYN | TCP_ACK)) == TCP_SYN);
-			REQUIRE(kgw_mark_code(&z.conf.marks, vd->mark) == z.conf.marks.integ);
+			REQUIRE(marks_code(&z.conf.marks, vd->mark) == z.conf.marks.integ);
 			/* One REPEAT per SYN: the one queued again is let through or refused. */
 			REQUIRE(r->requeued == 0);
 			if (m->ct.present)
@@ -581,17 +581,17 @@ int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
 }
 
 /* A knock is one of the flows' valid ISNs, whatever the key and destination. */
-enum verify_result verify_syn(const struct kg_key *key, const struct verify_params *p,
-			      const struct isn_input *in, uint32_t isn, uint64_t now,
-			      struct verify_match *ret)
+enum isn_result isn_verify_syn(const struct kg_key *key, const struct isn_params *p,
+			       const struct isn_input *in, uint32_t isn, uint64_t now,
+			      struct isn_match *ret)
 {
 	int k;
 
 	(void)key, (void)p, (void)in, (void)now;
 	if (flow_by_isn(isn, &k) < 0)
-		return VERIFY_BAD_ISN;
-	*ret = (struct verify_match){ 0 };
-	return VERIFY_OK;
+		return ISN_BAD_AV;
+	*ret = (struct isn_match){ 0 };
+	return ISN_OK;
 }
 
 HARNESS static bool true_bytes(const uint8_t *payload)
@@ -603,8 +603,8 @@ HARNESS static bool true_bytes(const uint8_t *payload)
 }
 
 /* The bytes verify when they are the client's true ones. */
-enum verify_result verify_payload(const struct kg_key *key, const struct verify_params *p,
-				  const struct isn_input *in, uint32_t isn, uint64_t epoch,
+enum isn_result isn_verify_payload(const struct kg_key *key, const struct isn_params *p,
+				   const struct isn_input *in, uint32_t isn, uint64_t epoch,
 				  const uint8_t *payload)
 {
 	int k, f = flow_by_isn(isn, &k);
@@ -612,10 +612,10 @@ enum verify_result verify_payload(const struct kg_key *key, const struct verify_
 	(void)key, (void)in, (void)epoch;
 	REQUIRE(f >= 0 && p->integrity_len == z.need);
 	if (!true_bytes(payload))
-		return VERIFY_BAD_IH;
+		return ISN_BAD_IH;
 	z.f[f].verified[k] = true;
 	trace("    verified ISN %#x\n", isn);
-	return VERIFY_OK;
+	return ISN_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -671,7 +671,7 @@ static void queue(uint32_t id, enum code code, size_t cut)
 {
 	static uint8_t buf[BUF];
 	const struct pkt_rec *r = &z.pkts[id];
-	const struct kgw_marks *mk = &z.conf.marks;
+	const struct marks *mk = &z.conf.marks;
 	size_t len = build(buf, r);
 	struct nfqueue_packet p = {
 		.id = id, .hw_proto = z.family == AF_INET ? 0x0800 : 0x86dd,
@@ -839,7 +839,7 @@ static void setup_once(void)
 	z.conf.hold_bytes = 16384;
 	z.conf.hold_flow_bytes = 8192;
 	z.conf.integrity_timeout = 10;
-	REQUIRE(kgw_marks_make(KGW_MARK_MASK_DEFAULT, KGW_CTMARK_DEFAULT, &z.conf.marks) == 0);
+	REQUIRE(marks_make(MARKS_MARK_MASK_DEFAULT, MARKS_CTMARK_DEFAULT, &z.conf.marks) == 0);
 	z.conf.nkeys = 1;
 	z.conf.keyring.n = 1;
 	z.conf.keyring.keys = keys;

@@ -9,7 +9,7 @@
  *      the view is unchanged except for the translated numbers, that no byte
  *      outside seq/ack/SACK/checksum moved, and that the incrementally
  *      patched checksum equals a full recomputation (RFC 1624 vs RFC 1071);
- *   3. runs verify_syn() with a fixed key in both modes, auth only and with
+ *   3. runs isn_verify_syn() with a fixed key in both modes, auth only and with
  *      integrity, and checks that an ISN computed for the packet verifies.
  * Any broken property aborts, which libFuzzer reports as a crash.
  */
@@ -51,7 +51,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	/* 32 bytes: usable as a native key and as a knock secret alike. */
 	for (size_t i = 0; i < sizeof(raw); i++)
 		raw[i] = (uint8_t)i;
-	verify_key_init(&fuzz_key, raw, sizeof(raw));
+	isn_key_init(&fuzz_key, raw, sizeof(raw));
 	REQUIRE(fuzz_key.native_ok);
 	return 0;
 }
@@ -202,25 +202,25 @@ static void check_verify(const uint8_t *data, const struct pkt_view *v)
 
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		for (size_t k = 0; k < sizeof(ilens) / sizeof(ilens[0]); k++) {
-			const struct verify_params p = {
+			const struct isn_params p = {
 				.mode = modes[m], .integrity_len = ilens[k], .window = WINDOW,
 				.no_ts = !v->has_ts,
 			};
-			struct verify_match vm = { .epoch = UINT64_MAX };
+			struct isn_match vm = { .epoch = UINT64_MAX };
 			uint64_t epoch;
-			enum verify_result r;
+			enum isn_result r;
 			uint32_t isn;
 
 			/* The packet's own ISN: almost surely no knock. */
-			r = verify_syn(&fuzz_key, &p, &in, v->seq, fuzz_now, &vm);
-			REQUIRE(r == VERIFY_OK || r == VERIFY_BAD_ISN);
+			r = isn_verify_syn(&fuzz_key, &p, &in, v->seq, fuzz_now, &vm);
+			REQUIRE(r == ISN_OK || r == ISN_BAD_AV);
 
 			if (p.integrity_len > v->payload_caplen)
 				continue;
 			/* A knock computed for this very packet must pass. */
 			isn = isn_compute(&fuzz_key, p.mode, &in, e, payload, p.integrity_len);
-			r = verify_syn(&fuzz_key, &p, &in, isn, fuzz_now, &vm);
-			REQUIRE(r == VERIFY_OK);
+			r = isn_verify_syn(&fuzz_key, &p, &in, isn, fuzz_now, &vm);
+			REQUIRE(r == ISN_OK);
 			epoch = vm.epoch;
 			if (p.mode == KG_MODE_KNOCK)
 				REQUIRE(epoch == 0);
@@ -232,13 +232,13 @@ static void check_verify(const uint8_t *data, const struct pkt_view *v)
 			 * is only certain for the epoch the ISN was made for.
 			 */
 			if (p.integrity_len && (p.mode == KG_MODE_KNOCK || epoch == e))
-				REQUIRE(verify_payload(&fuzz_key, &p, &in, isn, epoch, payload) ==
-					VERIFY_OK);
+				REQUIRE(isn_verify_payload(&fuzz_key, &p, &in, isn, epoch, payload) ==
+					ISN_OK);
 			/* Without a timestamp, the nonce form of any nonce passes too. */
 			if (p.mode == KG_MODE_NATIVE && p.no_ts && !p.integrity_len) {
 				isn = isn_native_nonce(&fuzz_key, &in, e, (uint8_t)v->sport);
-				REQUIRE(verify_syn(&fuzz_key, &p, &in, isn, fuzz_now, &vm) ==
-					VERIFY_OK);
+				REQUIRE(isn_verify_syn(&fuzz_key, &p, &in, isn, fuzz_now, &vm) ==
+					ISN_OK);
 				REQUIRE(vm.epoch >= e - 1 && vm.epoch <= e + 1);
 			}
 		}

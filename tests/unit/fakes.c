@@ -211,7 +211,7 @@ int ctnl_create(struct ctnl *c, const struct ct_flow *f, bool seqadj, uint32_t k
 	struct ct_info ci = { .has_seqadj = seqadj, .pos = seqadj ? kernel_isn : 0,
 			      .delta = seqadj ? delta : 0 };
 	/* The kernel keeps the bits outside the mask: none, in a new entry. */
-	for (size_t w = 0; labels && w < KGW_LABEL_WORDS; w++)
+	for (size_t w = 0; labels && w < MARKS_LABEL_WORDS; w++)
 		ci.labels[w] = labels->val[w] & labels->mask[w];
 	fake_ct_add(f, &ci);
 	return 0;

@@ -125,10 +125,10 @@ static int setup_conf(void)
 	conf.nkeys = NKEYS;
 	for (int i = 0; i < 32; i++)
 		raw[i] = (uint8_t)(7 * i + 1);
-	verify_key_init(&conf.keyring.keys[KEY_NATIVE], raw, sizeof(raw));
+	isn_key_init(&conf.keyring.keys[KEY_NATIVE], raw, sizeof(raw));
 	snprintf(conf.keys[KEY_NATIVE].name, CONF_NAME_MAX, "native");
 	conf.keys[KEY_NATIVE].len = sizeof(raw);
-	verify_key_init(&conf.keyring.keys[KEY_LEGACY], (const uint8_t *)legacy, strlen(legacy));
+	isn_key_init(&conf.keyring.keys[KEY_LEGACY], (const uint8_t *)legacy, strlen(legacy));
 	snprintf(conf.keys[KEY_LEGACY].name, CONF_NAME_MAX, "legacy");
 	conf.keys[KEY_LEGACY].len = strlen(legacy);
 	sodium_memzero(raw, sizeof(raw));
@@ -641,7 +641,7 @@ static void check_ct(struct run *r, unsigned step, size_t from, const struct ste
 		CHECK_EQ_U(e->delta, delta, "scenario %u step %u: delta", r->no, step);
 		if (user) {
 			/* The default bits: our flag at 95, the shift as the last word. */
-			static const uint32_t mask[KGW_LABEL_WORDS] = { 0, 0, 0x80000000,
+			static const uint32_t mask[MARKS_LABEL_WORDS] = { 0, 0, 0x80000000,
 									0xffffffff };
 			CHECK(memcmp(e->labels.mask, mask, sizeof(mask)) == 0 &&
 				      e->labels.val[0] == 0 && e->labels.val[1] == 0 &&
@@ -848,11 +848,11 @@ static void seed_stale(struct run *r)
 	memcpy(f.dst, dst_of(r->family, 0), r->family == AF_INET ? 4 : 16);
 	struct ct_labels lab;
 	/* What the user path's SYN leaves in the labels (the fake keeps val & mask). */
-	kgw_label_put(conf.ct_label, delta, lab.val, lab.mask);
+	marks_label_put(conf.ct_label, delta, lab.val, lab.mask);
 	switch (sc->stale) {
 	case STALE_OTHER:
 		if (sc->user)
-			kgw_label_put(conf.ct_label, delta + 1, ci.labels, lab.mask);
+			marks_label_put(conf.ct_label, delta + 1, ci.labels, lab.mask);
 		else
 			ci = (struct ct_info){ .has_seqadj = true, .pos = 99, .delta = 5 };
 		break;
@@ -868,7 +868,7 @@ static void seed_stale(struct run *r)
 		memcpy(ci.labels, lab.val, sizeof(ci.labels));
 		break;
 	case STALE_ZERO:
-		kgw_label_put(conf.ct_label, 0, ci.labels, lab.mask);
+		marks_label_put(conf.ct_label, 0, ci.labels, lab.mask);
 		break;
 	case STALE_KERNEL:
 		ci = (struct ct_info){ .has_seqadj = true, .pos = KERNEL_ISN, .delta = delta };
@@ -984,18 +984,18 @@ static void test_wants_routed(void)
 		{ NF_INET_FORWARD, 0, false },
 		{ NF_INET_LOCAL_OUT, 0, false },
 	};
-	const struct kgw_marks *m = &conf.marks;
+	const struct marks *m = &conf.marks;
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct nfqueue_packet p = { .hook = rows[i].hook, .mark = rows[i].mark };
 
 		CHECK(wants_routed(&p) == rows[i].want, "wants_routed row %zu", i + 1);
 		/* With FWD in our bits: routed at prerouting only; other bits kept. */
-		p.mark = kgw_mark_own(m, rows[i].mark) | m->fwd;
+		p.mark = marks_own(m, rows[i].mark) | m->fwd;
 		CHECK(wants_routed(&p) == (rows[i].hook == NF_INET_PRE_ROUTING),
 		      "wants_routed row %zu with FWD", i + 1);
 		/* Any other code of ours is not. */
-		p.mark = kgw_mark_own(m, rows[i].mark) | m->accepted;
+		p.mark = marks_own(m, rows[i].mark) | m->accepted;
 		CHECK(!wants_routed(&p), "wants_routed row %zu with ACCEPTED", i + 1);
 	}
 }
@@ -1007,7 +1007,7 @@ static void test_wants_routed(void)
  */
 static void test_flow_shift(void)
 {
-	static const uint32_t lab_mask[KGW_LABEL_WORDS] = { 0, 0, 0x80000000, 0xffffffff };
+	static const uint32_t lab_mask[MARKS_LABEL_WORDS] = { 0, 0, 0x80000000, 0xffffffff };
 	static const struct {
 		const char *name;
 		bool user, entry, seqadj;
@@ -1051,10 +1051,10 @@ static void test_flow_shift(void)
 		}
 		c.mono = MONO0;
 		if (rows[i].user && !rows[i].foreign) {
-			kgw_label_put(conf.ct_label, rows[i].label_shift, ci.labels,
-				      (uint32_t[KGW_LABEL_WORDS]){ 0 });
+			marks_label_put(conf.ct_label, rows[i].label_shift, ci.labels,
+					(uint32_t[MARKS_LABEL_WORDS]){ 0 });
 		} else if (rows[i].foreign) {
-			for (size_t w = 0; w < KGW_LABEL_WORDS; w++)
+			for (size_t w = 0; w < MARKS_LABEL_WORDS; w++)
 				ci.labels[w] = ~lab_mask[w];
 		}
 		if (rows[i].entry)

@@ -108,8 +108,8 @@ int client_flow_shift(struct client *c, const struct ct_flow *f, uint32_t *ret_d
 	lookup.f = *f;
 	if (fake_get_ret)
 		return fake_get_ret;
-	if (user ? !kgw_label_get(c->conf->ct_label, fake_info.labels, &shift)
-		 : !fake_info.has_seqadj)
+	if (user ? !marks_label_get(c->conf->ct_label, fake_info.labels, &shift)
+	    : !fake_info.has_seqadj)
 		return -ENOENT;
 	*ret_delta = user ? shift : fake_info.delta;
 	return 0;
@@ -213,7 +213,7 @@ static void run(const struct row *r)
 
 	memset(&conf, 0, sizeof(conf));
 	conf.translate = r->user ? TRANSLATE_USER : TRANSLATE_KERNEL;
-	conf.ct_label = KGW_CTLABEL_DEFAULT;
+	conf.ct_label = MARKS_CTLABEL_DEFAULT;
 	memset(&c, 0, sizeof(c));
 	c.conf = &conf;
 	c.ct = FAKE_CT;
@@ -225,8 +225,8 @@ static void run(const struct row *r)
 		fake_info = (struct ct_info){ .has_seqadj = true, .pos = KERNEL_SEQ - 1000,
 					      .delta = SHIFT };
 	else if (r->entry == E_LABEL)
-		kgw_label_put(conf.ct_label, SHIFT, fake_info.labels,
-			      (uint32_t[KGW_LABEL_WORDS]){ 0 });
+		marks_label_put(conf.ct_label, SHIFT, fake_info.labels,
+				(uint32_t[MARKS_LABEL_WORDS]){ 0 });
 	if (r->cut)
 		p.caplen = len - 100;
 	if (r->csum_not_ready) {

@@ -897,7 +897,7 @@ static void test_match(void)
 		const struct conf_knock *k;
 
 		inet_pton(family, r->addr, addr);
-		k = conf_find_knock(c, family, addr, r->port);
+		k = match_knock(c, family, addr, r->port);
 		CHECK_EQ_U((unsigned)match_protect(c, family, addr, r->port),
 			   (unsigned)r->want_protect, "match row %d: protect", r->id);
 		CHECK_EQ_U((unsigned)match_reply(c, family, addr, r->port),

@@ -32,7 +32,7 @@ struct row {
 	int want_r;
 };
 
-static const struct cedit_invite alice = { "alice", KP, 22, "native", 0 };
+static const struct confedit_invite alice = { "alice", KP, 22, "native", 0 };
 
 static const struct row invites[] = {
 	/* the example file's shape: empty lists of comments */
@@ -120,8 +120,8 @@ static void put(const char *path, const char *text)
 static int run(const char *main, const char *name, int f, char **out, char *why, size_t whylen)
 {
 	struct conf_errors errs;
-	struct cedit_plan *plan = calloc(1, sizeof(*plan));
-	struct cedit *e = calloc(CEDIT_MAX, sizeof(*e));
+	struct confedit_plan *plan = calloc(1, sizeof(*plan));
+	struct confedit *e = calloc(CONFEDIT_MAX, sizeof(*e));
 	struct srcmap *m;
 	struct cs_tree t = { 0 };
 	struct cs_error err;
@@ -129,17 +129,17 @@ static int run(const char *main, const char *name, int f, char **out, char *why,
 	int r;
 
 	*out = NULL;
-	m = srcmap_read_opts(main, NULL, true, &errs, &r);
+	m = conf_text_read_opts(main, NULL, true, &errs, &r);
 	if (r == 0)
 		r = cs_parse(m->out, m->len, &t, &err);
 	if (r == 0)
-		r = name ? cedit_revoke(&t, m, name, plan) : cedit_invite(&t, m, &alice, plan);
+		r = name ? confedit_revoke(&t, m, name, plan) : confedit_invite(&t, m, &alice, plan);
 	snprintf(why, whylen, "%s", plan->why);
 	if (r == 0)
-		r = cedit_map(m, plan, f, e, &n);
+		r = confedit_map(m, plan, f, e, &n);
 	if (r == 0)
-		r = cedit_apply(m->src[f].text, m->src[f].len, e, n, out, &len);
-	cedit_free(plan);
+		r = confedit_apply(m->src[f].text, m->src[f].len, e, n, out, &len);
+	confedit_free(plan);
 	cs_free(&t);
 	srcmap_free(m);
 	free(plan);
@@ -159,7 +159,7 @@ static bool parses(const char *text)
 
 static void table(const char *what, const struct row *rows, size_t n, const char *name)
 {
-	char path[128], why[CEDIT_MSG], *out;
+	char path[128], why[CONFEDIT_MSG], *out;
 
 	snprintf(path, sizeof(path), "%s/t.conf", dir);
 	for (size_t i = 0; i < n; i++) {
@@ -190,7 +190,7 @@ static void round_trip(void)
 		"# head\nkeys = (\n\t{ name = \"bob\"; file = \"/k/bob.key\"; }\t# b\n\t/* c */\n);\n"
 		"protect = (\n\t{ port = 22; mode = \"native\";\n\t  keys = [\n\t\t\"bob\"\n\t  ];\n\t}\n);\n",
 	};
-	char path[128], why[CEDIT_MSG], *once, *back;
+	char path[128], why[CONFEDIT_MSG], *once, *back;
 
 	snprintf(path, sizeof(path), "%s/rt.conf", dir);
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
@@ -216,7 +216,7 @@ static void include(void)
 	static const char inc_text[] =
 		"keys = (\n\t{ name = \"bob\"; file = \"/k/bob.key\"; }\n);\n"
 		"protect = ( { port = 22; mode = \"native\"; keys = [ \"bob\" ]; } );";
-	char path[128], inc[128], why[CEDIT_MSG], *out;
+	char path[128], inc[128], why[CONFEDIT_MSG], *out;
 
 	snprintf(path, sizeof(path), "%s/main.conf", dir);
 	snprintf(inc, sizeof(inc), "%s/inc.conf", dir);

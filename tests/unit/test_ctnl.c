@@ -247,7 +247,7 @@ int main(void)
 			   no, r->name);
 		CHECK_EQ_U(got.mark, r->want.mark, "row %u (%s): mark", no, r->name);
 		CHECK_EQ_U(got.tcp_state, r->want.tcp_state, "row %u (%s): tcp state", no, r->name);
-		for (size_t w = 0; w < KGW_LABEL_WORDS; w++)
+		for (size_t w = 0; w < MARKS_LABEL_WORDS; w++)
 			CHECK_EQ_U(got.labels[w], r->want.labels[w], "row %u (%s): label word %zu",
 				   no, r->name, w);
 	}

@@ -10,7 +10,7 @@
  * running table, the hiding one a stop leaves, the keeper), a packet is
  * made as that rule would queue it: its chain's hook, its queue set, and in
  * our mark bits the code the rule leaves (the table kinds[] below, from
- * nftplan.c's drawing), with other software's bits beside them.  It must
+ * nftplan.h's drawing), with other software's bits beside them.  It must
  * classify to the kind's way.  Then every queueing kind must have been seen.
  */
 #include <stdbool.h>
@@ -21,6 +21,7 @@
 #include "config/conf.h"
 #include "datapath/door.h"
 #include "kernel/nft/nftplan.h"
+#include "kernel/nft/nftprint.h"
 #include "unit.h"
 
 /* What a rule leaves in our mark bits. */
@@ -90,7 +91,7 @@ static const char *const confs[] = {
 	");\n",
 };
 
-static uint32_t code_of(const struct kgw_marks *m, enum code c)
+static uint32_t code_of(const struct marks *m, enum code c)
 {
 	switch (c) {
 	case NEWSYN:
@@ -120,13 +121,13 @@ static void check_plan(const struct conf *c, const struct nftplan *p, const char
 		enum code code = closed_pre ? NEWSYN : k->code;
 		char what[160];
 
-		nftplan_rule_what(ru, what, sizeof(what));
+		nftprint_rule_what(ru, what, sizeof(what));
 		if (!k->queues)
 			continue;
 		seen[ru->kind]++;
 		/* Other software's bits beside ours; a kept mark may hold anything of theirs. */
 		for (int other = 0; other <= 1; other++) {
-			uint32_t mark = (other ? kgw_mark_own(&c->marks, OTHER_BITS) : 0) |
+			uint32_t mark = (other ? marks_own(&c->marks, OTHER_BITS) : 0) |
 					code_of(&c->marks, code);
 			enum door_way way = door_classify(&c->marks, (enum conf_qset)ru->qset, hook,
 							  mark);

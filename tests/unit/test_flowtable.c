@@ -15,7 +15,7 @@
 
 #include <sodium.h>
 
-#include "common/flowtable.h"
+#include "common/table/flowtable.h"
 #include "unit.h"
 
 enum {

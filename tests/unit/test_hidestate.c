@@ -18,6 +18,7 @@
 #include "config/conf.h"
 #include "config/hidestate.h"
 #include "kernel/nft/nftplan.h"
+#include "kernel/nft/nftprint.h"
 #include "kernel/nft/nftrules.h"
 #include "unit.h"
 
@@ -91,7 +92,7 @@ static bool prefix_same(const struct prefix *a, const struct prefix *b)
 {
 	if (!a || !b)
 		return a == b;
-	return prefixes_equal(a, b);
+	return prefix_equal(a, b);
 }
 
 /* The two plans make the same rules (their configuration lines aside). */
@@ -145,7 +146,7 @@ static char *printed(const struct conf *c)
 
 	if (!f)
 		return NULL;
-	nftrules_print(c, NFT_QUEUE_COMPAT, f);
+	nftprint_ruleset(c, NFT_QUEUE_COMPAT, f);
 	fclose(f);
 	body = strstr(buf, "table inet");
 	body = strdup(body ? body : "");

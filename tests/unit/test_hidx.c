@@ -12,7 +12,7 @@
 
 #include <sodium.h>
 
-#include "common/hidx.h"
+#include "common/table/hidx.h"
 #include "unit.h"
 
 enum { MODEL_MAX = 200, OPS = 60000 };

@@ -1,7 +1,7 @@
 /*
  * test_isn - known answers for both ISN formats (isn.h), MD5
- * (RFC 1321 appendix A.5), the integrity hash alone, and verify_syn /
- * verify_payload acceptance rules with an injected clock.
+ * (RFC 1321 appendix A.5), the integrity hash alone, and isn_verify_syn /
+ * isn_verify_payload acceptance rules with an injected clock.
  *
  * Native-mode answers, the nonce form's too, were generated once by
  * tests/isn/model.py (an independent composition over libsodium through
@@ -22,7 +22,7 @@ static const char example_payload[] = "Protected payload goes here.";
 
 static void key_from(struct kg_key *k, const void *raw, size_t len)
 {
-	verify_key_init(k, raw, len);
+	isn_key_init(k, raw, len);
 }
 
 static void native_test_key(struct kg_key *k)
@@ -103,15 +103,15 @@ static void test_knock_known_answers(void)
 		struct isn_input in = input(rows[i].dst, a, 4242, 0x11223344);
 		uint32_t isn = isn_compute(&k, KG_MODE_KNOCK, &in, 0, (const uint8_t *)example_payload,
 					   rows[i].ilen);
-		struct verify_params p = { .mode = KG_MODE_KNOCK, .integrity_len = (uint16_t)rows[i].ilen };
-		struct verify_match e = { .epoch = 99 };
+		struct isn_params p = { .mode = KG_MODE_KNOCK, .integrity_len = (uint16_t)rows[i].ilen };
+		struct isn_match e = { .epoch = 99 };
 
 		CHECK_EQ_U(isn, rows[i].isn, "knock row %zu", i + 1);
-		CHECK(verify_syn(&k, &p, &in, rows[i].isn, 0, &e) == VERIFY_OK && e.epoch == 0,
+		CHECK(isn_verify_syn(&k, &p, &in, rows[i].isn, 0, &e) == ISN_OK && e.epoch == 0,
 		      "knock row %zu verifies", i + 1);
-		CHECK(verify_payload(&k, &p, &in, rows[i].isn, 0, (const uint8_t *)example_payload) ==
-			      VERIFY_OK, "knock row %zu payload verifies", i + 1);
-		CHECK(verify_syn(&k, &p, &in, rows[i].isn ^ 0x00010000, 0, &e) == VERIFY_BAD_ISN,
+		CHECK(isn_verify_payload(&k, &p, &in, rows[i].isn, 0, (const uint8_t *)example_payload) ==
+		      ISN_OK, "knock row %zu payload verifies", i + 1);
+		CHECK(isn_verify_syn(&k, &p, &in, rows[i].isn ^ 0x00010000, 0, &e) == ISN_BAD_AV,
 		      "knock row %zu: one AV bit off", i + 1);
 	}
 
@@ -155,18 +155,18 @@ static void test_native_known_answers(void)
 		const uint8_t *pl = (const uint8_t *)rows[i].payload;
 		size_t ilen = pl ? strlen(rows[i].payload) : 0;
 		uint64_t e = isn_epoch(rows[i].now, rows[i].window);
-		struct verify_params p = { .mode = KG_MODE_NATIVE, .integrity_len = (uint16_t)ilen,
+		struct isn_params p = { .mode = KG_MODE_NATIVE, .integrity_len = (uint16_t)ilen,
 					   .window = rows[i].window };
-		struct verify_match got_e = { 0 };
+		struct isn_match got_e = { 0 };
 
 		CHECK_EQ_U(isn_compute(&k, KG_MODE_NATIVE, &in, e, pl, ilen), rows[i].isn,
 			   "native row %zu", i + 1);
 		if (pl)
 			CHECK_EQ_U(isn_ih_native(&k, &in, e, pl, ilen), rows[i].ih, "native IH row %zu",
 				   i + 1);
-		CHECK(verify_syn(&k, &p, &in, rows[i].isn, rows[i].now, &got_e) == VERIFY_OK &&
-			      got_e.epoch == e && !got_e.nonce, "native row %zu verifies", i + 1);
-		CHECK(verify_payload(&k, &p, &in, rows[i].isn, e, pl) == VERIFY_OK,
+		CHECK(isn_verify_syn(&k, &p, &in, rows[i].isn, rows[i].now, &got_e) == ISN_OK &&
+		      got_e.epoch == e && !got_e.nonce, "native row %zu verifies", i + 1);
+		CHECK(isn_verify_payload(&k, &p, &in, rows[i].isn, e, pl) == ISN_OK,
 		      "native row %zu payload verifies", i + 1);
 	}
 }
@@ -176,43 +176,43 @@ static void test_native_window(void)
 {
 	static const struct {
 		int64_t skew;	/* client clock minus server clock, seconds */
-		enum verify_result want;
+		enum isn_result want;
 	} rows[] = {
-		/* 1 */ { 0, VERIFY_OK },
-		/* 2 */ { 29, VERIFY_OK },
-		/* 3 */ { -30, VERIFY_OK },
-		/* 4 */ { 39, VERIFY_OK },	/* still e+1 */
-		/* 5 */ { -50, VERIFY_OK },	/* still e-1 */
-		/* 6 */ { 40, VERIFY_BAD_ISN },	/* e+2 */
-		/* 7 */ { -51, VERIFY_BAD_ISN },	/* e-2 */
-		/* 8 */ { 3600, VERIFY_BAD_ISN },
+		/* 1 */ { 0, ISN_OK },
+		/* 2 */ { 29, ISN_OK },
+		/* 3 */ { -30, ISN_OK },
+		/* 4 */ { 39, ISN_OK },	/* still e+1 */
+		/* 5 */ { -50, ISN_OK },	/* still e-1 */
+		/* 6 */ { 40, ISN_BAD_AV },	/* e+2 */
+		/* 7 */ { -51, ISN_BAD_AV },	/* e-2 */
+		/* 8 */ { 3600, ISN_BAD_AV },
 	};
 	struct kg_key k;
 	uint8_t a[16];
 	struct isn_input in = input("192.0.2.1", a, 22, 7);
-	struct verify_params p = { .mode = KG_MODE_NATIVE, .window = 30 };
+	struct isn_params p = { .mode = KG_MODE_NATIVE, .window = 30 };
 	const uint64_t server_now = 1700000000;	/* 20 s into its epoch */
 
 	native_test_key(&k);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		uint64_t client_e = isn_epoch(server_now + (uint64_t)rows[i].skew, 30);
 		uint32_t isn = isn_compute(&k, KG_MODE_NATIVE, &in, client_e, NULL, 0);
-		struct verify_match e;
+		struct isn_match e;
 
-		CHECK(verify_syn(&k, &p, &in, isn, server_now, &e) == rows[i].want,
+		CHECK(isn_verify_syn(&k, &p, &in, isn, server_now, &e) == rows[i].want,
 		      "window row %zu", i + 1);
 	}
 	/* Window 0: epoch is always 0, whatever the time. */
 	p.window = 0;
 	uint32_t isn0 = isn_compute(&k, KG_MODE_NATIVE, &in, 0, NULL, 0);
-	struct verify_match e;
-	CHECK(verify_syn(&k, &p, &in, isn0, 0, &e) == VERIFY_OK, "window 0 at t=0");
-	CHECK(verify_syn(&k, &p, &in, isn0, UINT64_MAX, &e) == VERIFY_OK, "window 0 at t=max");
+	struct isn_match e;
+	CHECK(isn_verify_syn(&k, &p, &in, isn0, 0, &e) == ISN_OK, "window 0 at t=0");
+	CHECK(isn_verify_syn(&k, &p, &in, isn0, UINT64_MAX, &e) == ISN_OK, "window 0 at t=max");
 	/* Epoch 0 and the largest epoch do not wrap. */
 	p.window = 1;
-	CHECK(verify_syn(&k, &p, &in, isn0, 0, &e) == VERIFY_OK && e.epoch == 0, "epoch 0 edge");
+	CHECK(isn_verify_syn(&k, &p, &in, isn0, 0, &e) == ISN_OK && e.epoch == 0, "epoch 0 edge");
 	uint32_t isn_max = isn_compute(&k, KG_MODE_NATIVE, &in, UINT64_MAX, NULL, 0);
-	CHECK(verify_syn(&k, &p, &in, isn_max, UINT64_MAX, &e) == VERIFY_OK && e.epoch == UINT64_MAX,
+	CHECK(isn_verify_syn(&k, &p, &in, isn_max, UINT64_MAX, &e) == ISN_OK && e.epoch == UINT64_MAX,
 	      "epoch max edge");
 }
 
@@ -224,11 +224,11 @@ static void test_binding(void)
 	struct isn_input in = input("192.0.2.1", a, 22, 1000);
 	struct isn_input in6 = input("::ffff:192.0.2.1", b, 22, 1000);
 	const uint8_t *pl = (const uint8_t *)example_payload;
-	struct verify_match e;
+	struct isn_match e;
 
 	for (int mode = KG_MODE_KNOCK; mode <= KG_MODE_NATIVE; mode++) {
-		struct verify_params p = { .mode = (enum kg_mode)mode, .window = 30 };
-		struct verify_params pi = { .mode = (enum kg_mode)mode, .window = 30,
+		struct isn_params p = { .mode = (enum kg_mode)mode, .window = 30 };
+		struct isn_params pi = { .mode = (enum kg_mode)mode, .window = 30,
 					    .integrity_len = 28 };
 		uint64_t now = 1700000000, ep = isn_epoch(now, 30);
 
@@ -240,38 +240,38 @@ static void test_binding(void)
 		uint32_t isni = isn_compute(&k, p.mode, &in, ep, pl, 28);
 		struct isn_input t;
 
-		CHECK(verify_syn(&k, &p, &in, isn, now, &e) == VERIFY_OK, "mode %d ok", mode);
-		CHECK(verify_syn(&other, &p, &in, isn, now, &e) == VERIFY_BAD_ISN, "mode %d key", mode);
+		CHECK(isn_verify_syn(&k, &p, &in, isn, now, &e) == ISN_OK, "mode %d ok", mode);
+		CHECK(isn_verify_syn(&other, &p, &in, isn, now, &e) == ISN_BAD_AV, "mode %d key", mode);
 		t = in;
 		t.port = 23;
-		CHECK(verify_syn(&k, &p, &t, isn, now, &e) == VERIFY_BAD_ISN, "mode %d port", mode);
+		CHECK(isn_verify_syn(&k, &p, &t, isn, now, &e) == ISN_BAD_AV, "mode %d port", mode);
 		t = in;
 		t.tsval = 1001;
-		CHECK(verify_syn(&k, &p, &t, isn, now, &e) == VERIFY_BAD_ISN, "mode %d tsval", mode);
+		CHECK(isn_verify_syn(&k, &p, &t, isn, now, &e) == ISN_BAD_AV, "mode %d tsval", mode);
 		/*
 		 * Knock puts the raw address in the IV, so a mapped address is
 		 * another destination; native defines IPv4 as ::ffff:a.b.c.d.
 		 */
-		CHECK(verify_syn(&k, &p, &in6, isn, now, &e) ==
-			      (mode == KG_MODE_KNOCK ? VERIFY_BAD_ISN : VERIFY_OK),
+		CHECK(isn_verify_syn(&k, &p, &in6, isn, now, &e) ==
+		      (mode == KG_MODE_KNOCK ? ISN_BAD_AV : ISN_OK),
 		      "mode %d v4 vs mapped v6", mode);
 		/* Integrity: the AV covers IH, the payload must match IH. */
-		CHECK(verify_syn(&k, &pi, &in, isni, now, &e) == VERIFY_OK, "mode %d integrity", mode);
-		CHECK(verify_syn(&k, &pi, &in, isni ^ 1, now, &e) == VERIFY_BAD_ISN,
+		CHECK(isn_verify_syn(&k, &pi, &in, isni, now, &e) == ISN_OK, "mode %d integrity", mode);
+		CHECK(isn_verify_syn(&k, &pi, &in, isni ^ 1, now, &e) == ISN_BAD_AV,
 		      "mode %d IH bit bound into AV", mode);
-		CHECK(verify_payload(&k, &pi, &in, isni, e.epoch, pl) == VERIFY_OK, "mode %d payload",
+		CHECK(isn_verify_payload(&k, &pi, &in, isni, e.epoch, pl) == ISN_OK, "mode %d payload",
 		      mode);
 		uint8_t bad[28];
 		memcpy(bad, pl, sizeof(bad));
 		bad[27] ^= 0x20;
-		CHECK(verify_payload(&k, &pi, &in, isni, e.epoch, bad) == VERIFY_BAD_IH,
+		CHECK(isn_verify_payload(&k, &pi, &in, isni, e.epoch, bad) == ISN_BAD_IH,
 		      "mode %d tampered payload", mode);
 	}
 	/* A short key cannot be used in native mode. */
-	struct verify_params pn = { .mode = KG_MODE_NATIVE, .window = 30 };
+	struct isn_params pn = { .mode = KG_MODE_NATIVE, .window = 30 };
 	key_from(&k, example_secret, strlen(example_secret));
 	CHECK(!k.native_ok, "19-byte key not native");
-	CHECK(verify_syn(&k, &pn, &in, 0, 0, &e) == VERIFY_BAD_KEY, "native with short key");
+	CHECK(isn_verify_syn(&k, &pn, &in, 0, 0, &e) == ISN_BAD_KEY, "native with short key");
 }
 
 /*
@@ -301,18 +301,18 @@ static void test_native_nonce(void)
 		uint8_t a[16];
 		struct isn_input in = input(rows[i].dst, a, rows[i].port, 0);
 		uint64_t e = isn_epoch(rows[i].now, rows[i].window);
-		struct verify_params p = { .mode = KG_MODE_NATIVE, .window = rows[i].window,
+		struct isn_params p = { .mode = KG_MODE_NATIVE, .window = rows[i].window,
 					   .no_ts = true };
-		struct verify_params with_ts = p;
-		struct verify_params integ = p;
-		struct verify_match m = { 0 };
+		struct isn_params with_ts = p;
+		struct isn_params integ = p;
+		struct isn_match m = { 0 };
 
 		with_ts.no_ts = false;
 		integ.integrity_len = 28;
 		CHECK_EQ_U(isn_native_nonce(&k, &in, e, rows[i].nonce), rows[i].isn,
 			   "nonce row %zu", i + 1);
-		CHECK(verify_syn(&k, &p, &in, rows[i].isn, rows[i].now, &m) == VERIFY_OK &&
-			      m.nonce && m.epoch == e,
+		CHECK(isn_verify_syn(&k, &p, &in, rows[i].isn, rows[i].now, &m) == ISN_OK &&
+		      m.nonce && m.epoch == e,
 		      "nonce row %zu verifies, as the nonce form", i + 1);
 		/* The TSval of a SYN without a timestamp is 0 whatever the caller says. */
 		in.tsval = 77;
@@ -320,36 +320,36 @@ static void test_native_nonce(void)
 			   "nonce row %zu: TSval not covered", i + 1);
 		in.tsval = 0;
 		/* Only for a SYN without a timestamp, and never in integrity mode. */
-		CHECK(verify_syn(&k, &with_ts, &in, rows[i].isn, rows[i].now, &m) == VERIFY_BAD_ISN,
+		CHECK(isn_verify_syn(&k, &with_ts, &in, rows[i].isn, rows[i].now, &m) == ISN_BAD_AV,
 		      "nonce row %zu: not with a timestamp", i + 1);
-		CHECK(verify_syn(&k, &integ, &in, rows[i].isn, rows[i].now, &m) == VERIFY_BAD_ISN,
+		CHECK(isn_verify_syn(&k, &integ, &in, rows[i].isn, rows[i].now, &m) == ISN_BAD_AV,
 		      "nonce row %zu: not in integrity mode", i + 1);
 		/* Each MAC bit and the nonce are bound. */
-		CHECK(verify_syn(&k, &p, &in, rows[i].isn ^ 0x00000100, rows[i].now, &m) ==
-			      VERIFY_BAD_ISN, "nonce row %zu: lowest MAC bit", i + 1);
-		CHECK(verify_syn(&k, &p, &in, rows[i].isn ^ 0x80000000, rows[i].now, &m) ==
-			      VERIFY_BAD_ISN, "nonce row %zu: highest MAC bit", i + 1);
-		CHECK(verify_syn(&k, &p, &in, rows[i].isn ^ 0x00000001, rows[i].now, &m) ==
-			      VERIFY_BAD_ISN, "nonce row %zu: the nonce", i + 1);
+		CHECK(isn_verify_syn(&k, &p, &in, rows[i].isn ^ 0x00000100, rows[i].now, &m) ==
+		      ISN_BAD_AV, "nonce row %zu: lowest MAC bit", i + 1);
+		CHECK(isn_verify_syn(&k, &p, &in, rows[i].isn ^ 0x80000000, rows[i].now, &m) ==
+		      ISN_BAD_AV, "nonce row %zu: highest MAC bit", i + 1);
+		CHECK(isn_verify_syn(&k, &p, &in, rows[i].isn ^ 0x00000001, rows[i].now, &m) ==
+		      ISN_BAD_AV, "nonce row %zu: the nonce", i + 1);
 	}
 
 	/* The classic ISN of a SYN without a timestamp still verifies (older clients). */
 	uint8_t a[16];
 	struct isn_input in = input("192.0.2.10", a, 22, 0);
-	struct verify_params p = { .mode = KG_MODE_NATIVE, .window = 30, .no_ts = true };
-	struct verify_match m = { .nonce = true };
+	struct isn_params p = { .mode = KG_MODE_NATIVE, .window = 30, .no_ts = true };
+	struct isn_match m = { .nonce = true };
 	const uint64_t now = 1700000000;
 	uint64_t e = isn_epoch(now, 30);
 
-	CHECK(verify_syn(&k, &p, &in, 0x49708bf9, now, &m) == VERIFY_OK && !m.nonce &&
-		      m.epoch == e, "classic TS-less knock verifies, not as the nonce form");
+	CHECK(isn_verify_syn(&k, &p, &in, 0x49708bf9, now, &m) == ISN_OK && !m.nonce &&
+	      m.epoch == e, "classic TS-less knock verifies, not as the nonce form");
 	/* Epochs e-1 and e+1 pass, e+2 does not, as for the classic form. */
-	CHECK(verify_syn(&k, &p, &in, isn_native_nonce(&k, &in, e - 1, 9), now, &m) == VERIFY_OK &&
-		      m.epoch == e - 1, "nonce form, epoch e-1");
-	CHECK(verify_syn(&k, &p, &in, isn_native_nonce(&k, &in, e + 1, 9), now, &m) == VERIFY_OK &&
-		      m.epoch == e + 1, "nonce form, epoch e+1");
-	CHECK(verify_syn(&k, &p, &in, isn_native_nonce(&k, &in, e + 2, 9), now, &m) ==
-		      VERIFY_BAD_ISN, "nonce form, epoch e+2");
+	CHECK(isn_verify_syn(&k, &p, &in, isn_native_nonce(&k, &in, e - 1, 9), now, &m) == ISN_OK &&
+	      m.epoch == e - 1, "nonce form, epoch e-1");
+	CHECK(isn_verify_syn(&k, &p, &in, isn_native_nonce(&k, &in, e + 1, 9), now, &m) == ISN_OK &&
+	      m.epoch == e + 1, "nonce form, epoch e+1");
+	CHECK(isn_verify_syn(&k, &p, &in, isn_native_nonce(&k, &in, e + 2, 9), now, &m) ==
+	      ISN_BAD_AV, "nonce form, epoch e+2");
 	/* Domain separation: the nonce form's MAC is not the classic AV's. */
 	uint32_t classic = isn_compute(&k, KG_MODE_NATIVE, &in, e, NULL, 0);
 	CHECK(isn_native_nonce(&k, &in, e, (uint8_t)classic) != classic,
@@ -358,16 +358,16 @@ static void test_native_nonce(void)
 	struct isn_input t = in;
 	uint32_t isn = isn_native_nonce(&k, &in, e, 0x33);
 	t.port = 23;
-	CHECK(verify_syn(&k, &p, &t, isn, now, &m) == VERIFY_BAD_ISN, "nonce form: port bound");
+	CHECK(isn_verify_syn(&k, &p, &t, isn, now, &m) == ISN_BAD_AV, "nonce form: port bound");
 	uint8_t b[16];
 	t = input("192.0.2.11", b, 22, 0);
-	CHECK(verify_syn(&k, &p, &t, isn, now, &m) == VERIFY_BAD_ISN, "nonce form: dst bound");
+	CHECK(isn_verify_syn(&k, &p, &t, isn, now, &m) == ISN_BAD_AV, "nonce form: dst bound");
 	struct kg_key other = k;
 	other.k_nv[0] ^= 1;
-	CHECK(verify_syn(&other, &p, &in, isn, now, &m) == VERIFY_BAD_ISN, "nonce form: key bound");
+	CHECK(isn_verify_syn(&other, &p, &in, isn, now, &m) == ISN_BAD_AV, "nonce form: key bound");
 	/* Knock mode has no nonce form. */
-	struct verify_params pk = { .mode = KG_MODE_KNOCK, .no_ts = true };
-	CHECK(verify_syn(&k, &pk, &in, isn, now, &m) == VERIFY_BAD_ISN, "knock mode: no nonce form");
+	struct isn_params pk = { .mode = KG_MODE_KNOCK, .no_ts = true };
+	CHECK(isn_verify_syn(&k, &pk, &in, isn, now, &m) == ISN_BAD_AV, "knock mode: no nonce form");
 }
 
 int main(void)

@@ -1,7 +1,7 @@
 /*
  * test_marks.c - the mark bits knockgw uses (marks.[ch]): which masks and
  * conntrack bits are accepted, and the codes they give; the conntrack label
- * bits of the user translation path (kgw_label_put/get).  Table-driven.
+ * bits of the user translation path (marks_label_put/get).  Table-driven.
  */
 #include <stdint.h>
 
@@ -30,7 +30,7 @@ static const struct row {
 static const struct label_row {
 	unsigned base;
 	uint32_t shift;
-	uint32_t val[KGW_LABEL_WORDS], mask[KGW_LABEL_WORDS];
+	uint32_t val[MARKS_LABEL_WORDS], mask[MARKS_LABEL_WORDS];
 } label_rows[] = {
 	/* The default: the flag at 95, the shift as word 3 whole. */
 	{ 95, 0x12345678, { 0, 0, 0x80000000, 0x12345678 }, { 0, 0, 0x80000000, 0xffffffff } },
@@ -51,30 +51,30 @@ static void test_labels(void)
 {
 	for (size_t i = 0; i < sizeof(label_rows) / sizeof(label_rows[0]); i++) {
 		const struct label_row *r = &label_rows[i];
-		uint32_t val[KGW_LABEL_WORDS], mask[KGW_LABEL_WORDS], got = 0xabad1dea;
-		bool valid = r->base <= KGW_CTLABEL_MAX;
+		uint32_t val[MARKS_LABEL_WORDS], mask[MARKS_LABEL_WORDS], got = 0xabad1dea;
+		bool valid = r->base <= MARKS_CTLABEL_MAX;
 
-		kgw_label_put(r->base, r->shift, val, mask);
-		for (size_t w = 0; w < KGW_LABEL_WORDS; w++) {
+		marks_label_put(r->base, r->shift, val, mask);
+		for (size_t w = 0; w < MARKS_LABEL_WORDS; w++) {
 			CHECK_EQ_U(val[w], r->val[w], "label row %zu: word %zu", i + 1, w);
 			CHECK_EQ_U(mask[w], r->mask[w], "label row %zu: mask word %zu", i + 1, w);
 		}
-		CHECK(kgw_label_get(r->base, val, &got) == valid, "label row %zu: flag read back",
+		CHECK(marks_label_get(r->base, val, &got) == valid, "label row %zu: flag read back",
 		      i + 1);
 		CHECK_EQ_U(got, valid ? r->shift : 0xabad1dea, "label row %zu: shift read back",
 			   i + 1);
 		/* Other software's bits around ours change nothing. */
-		for (size_t w = 0; w < KGW_LABEL_WORDS; w++)
+		for (size_t w = 0; w < MARKS_LABEL_WORDS; w++)
 			val[w] |= ~mask[w];
 		got = 0xabad1dea;
-		CHECK(kgw_label_get(r->base, val, &got) == valid, "label row %zu: flag among others",
+		CHECK(marks_label_get(r->base, val, &got) == valid, "label row %zu: flag among others",
 		      i + 1);
 		CHECK_EQ_U(got, valid ? r->shift : 0xabad1dea, "label row %zu: shift among others",
 			   i + 1);
 		/* Our flag clear: no shift, whatever the other bits say. */
 		if (valid) {
 			val[r->base / 32] &= ~(1u << (r->base % 32));
-			CHECK(!kgw_label_get(r->base, val, &got), "label row %zu: no flag", i + 1);
+			CHECK(!marks_label_get(r->base, val, &got), "label row %zu: no flag", i + 1);
 		}
 	}
 }
@@ -84,8 +84,8 @@ int main(void)
 	test_labels();
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct row *r = &rows[i];
-		struct kgw_marks m = { 0 };
-		int ret = kgw_marks_make(r->mask, r->ct_bit, &m);
+		struct marks m = { 0 };
+		int ret = marks_make(r->mask, r->ct_bit, &m);
 
 		CHECK(ret == r->ret, "row %zu: returns %d, want %d", i + 1, ret, r->ret);
 		if (ret < 0 || r->ret < 0)
@@ -98,10 +98,10 @@ int main(void)
 		CHECK_EQ_U(m.newsyn, r->newsyn, "row %zu: newsyn", i + 1);
 		/* Code 7, the gateway client's routed SYN: within the mask, like the others. */
 		CHECK_EQ_U(m.fwd, r->noconn + 3 * r->integ, "row %zu: fwd", i + 1);
-		CHECK_EQ_U(kgw_mark_code(&m, m.fwd | ~m.mask), m.fwd, "row %zu: fwd code", i + 1);
+		CHECK_EQ_U(marks_code(&m, m.fwd | ~m.mask), m.fwd, "row %zu: fwd code", i + 1);
 		CHECK_EQ_U(m.ct_integ, r->ct_bit, "row %zu: ct bit", i + 1);
-		CHECK_EQ_U(kgw_mark_own(&m, 0xffffffffu) | m.mask, 0xffffffffu, "row %zu: own", i + 1);
-		CHECK_EQ_U(kgw_mark_code(&m, m.noconn | ~m.mask), m.noconn, "row %zu: code", i + 1);
+		CHECK_EQ_U(marks_own(&m, 0xffffffffu) | m.mask, 0xffffffffu, "row %zu: own", i + 1);
+		CHECK_EQ_U(marks_code(&m, m.noconn | ~m.mask), m.noconn, "row %zu: code", i + 1);
 	}
 	return unit_done("marks");
 }

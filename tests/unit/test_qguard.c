@@ -42,7 +42,7 @@ static const struct row {
 	{ "a code no rule uses: dropped", UNUSED, false, NF_DROP, false },
 };
 
-static uint32_t code_of(const struct kgw_marks *m, enum code c)
+static uint32_t code_of(const struct marks *m, enum code c)
 {
 	switch (c) {
 	case NONE:
@@ -77,9 +77,9 @@ int main(void)
 	};
 
 	for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
-		struct kgw_marks m;
+		struct marks m;
 
-		CHECK(kgw_marks_make(layouts[l].mask, layouts[l].ct_bit, &m) == 0, "layout %zu", l);
+		CHECK(marks_make(layouts[l].mask, layouts[l].ct_bit, &m) == 0, "layout %zu", l);
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 			const struct row *r = &rows[i];
 			uint32_t mark = code_of(&m, r->code) | layouts[l].others;
@@ -93,7 +93,7 @@ int main(void)
 				CHECK_EQ_U(a.mark, layouts[l].others, "layout %zu, %s: mark", l,
 					   r->what);
 			/* Whatever else it does, never the code that passes the nat rule. */
-			CHECK(!(a.set_mark && kgw_mark_code(&m, a.mark) == m.accepted),
+			CHECK(!(a.set_mark && marks_code(&m, a.mark) == m.accepted),
 			      "layout %zu, %s: never marked accepted", l, r->what);
 		}
 	}

@@ -163,15 +163,15 @@ static int setup_conf(void)
 	conf.nkeys = NKEYS;
 	for (int i = 0; i < 32; i++)
 		raw[i] = (uint8_t)i;
-	verify_key_init(&conf.keyring.keys[KEY_NATIVE], raw, sizeof(raw));
+	isn_key_init(&conf.keyring.keys[KEY_NATIVE], raw, sizeof(raw));
 	snprintf(conf.keys[KEY_NATIVE].name, CONF_NAME_MAX, "native");
 	conf.keys[KEY_NATIVE].len = sizeof(raw);
-	verify_key_init(&conf.keyring.keys[KEY_LEGACY], (const uint8_t *)legacy, strlen(legacy));
+	isn_key_init(&conf.keyring.keys[KEY_LEGACY], (const uint8_t *)legacy, strlen(legacy));
 	snprintf(conf.keys[KEY_LEGACY].name, CONF_NAME_MAX, "legacy");
 	conf.keys[KEY_LEGACY].len = strlen(legacy);
 	for (int i = 0; i < 32; i++)
 		raw[i] = (uint8_t)(100 + i);
-	verify_key_init(&conf.keyring.keys[KEY_ROTATED], raw, sizeof(raw));
+	isn_key_init(&conf.keyring.keys[KEY_ROTATED], raw, sizeof(raw));
 	snprintf(conf.keys[KEY_ROTATED].name, CONF_NAME_MAX, "rotated");
 	conf.keys[KEY_ROTATED].len = sizeof(raw);
 	sodium_memzero(raw, sizeof(raw));
@@ -1180,20 +1180,20 @@ static void check_verdicts(struct run *r, unsigned step, size_t from, const char
 			if (code == 'I') {
 				CHECK(ev->has_mark, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark,
-					   kgw_mark_own(&conf.marks, r->marks[id]) | conf.marks.integ,
+					   marks_own(&conf.marks, r->marks[id]) | conf.marks.integ,
 					   "%s: INTEG mark for %u", at, id);
 			} else if (code == 'K') {
 				CHECK(ev->has_mark, "%s: %u marked", at, id);
 				CHECK_EQ_U(ev->mark,
-					   kgw_mark_own(&conf.marks, r->marks[id]) | conf.marks.accepted,
+					   marks_own(&conf.marks, r->marks[id]) | conf.marks.accepted,
 					   "%s: ACCEPTED mark for %u", at, id);
 			} else if (code == 'R') {
 				CHECK(ev->has_mark, "%s: %u marked", at, id);
-				CHECK_EQ_U(ev->mark, kgw_mark_own(&conf.marks, r->marks[id]),
+				CHECK_EQ_U(ev->mark, marks_own(&conf.marks, r->marks[id]),
 					   "%s: our bits cleared for %u", at, id);
 			} else if (code == 'S') {
 				CHECK(ev->has_mark, "%s: %u marked", at, id);
-				CHECK_EQ_U(ev->mark, kgw_mark_own(&conf.marks, r->marks[id]),
+				CHECK_EQ_U(ev->mark, marks_own(&conf.marks, r->marks[id]),
 					   "%s: our bits cleared for %u", at, id);
 				CHECK(ev->has_pkt && ev->len == r->sent_len && spoiled(r),
 				      "%s: %u goes on as sent, its TCP checksum spoiled", at, id);
@@ -1293,7 +1293,7 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 }
 
 /*
- * The queue a packet of step st comes from (nftplan.c): SYNs the SYN set's,
+ * The queue a packet of step st comes from (nftplan.h): SYNs the SYN set's,
  * probes and segments of no connection the probe set's, the rest (a flow's
  * segments, either way) the data set's.
  */
@@ -1434,12 +1434,12 @@ static uint32_t send_packet(struct run *r, const struct step *st, uint32_t off)
 		/* What the postrouting rule queues: the service's segment, marked. */
 		p.hook = NF_INET_POST_ROUTING;
 		p.indev = 0;
-		p.mark = kgw_mark_own(&conf.marks, st->mark) | conf.marks.reply;
+		p.mark = marks_own(&conf.marks, st->mark) | conf.marks.reply;
 		CHECK(server_takes(&r->s, set_of(st), &p), "scenario %u: the server takes its reply",
 		      r->no);
 	}
 	if (st->code != CODE_NONE)
-		p.mark = kgw_mark_own(&conf.marks, st->mark) |
+		p.mark = marks_own(&conf.marks, st->mark) |
 			 (st->code == CODE_INVALID  ? conf.marks.invalid
 			  : st->code == CODE_NOCONN ? conf.marks.noconn
 						    : conf.marks.newsyn);
@@ -1599,7 +1599,7 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
  * Which queued packets are the server's (door.h): told apart by the rule
  * that queued them, its hook and queue set, and at postrouting the reply
  * code from an integrity port.  Each row's packet comes on the set its
- * rule queues to (nftplan.c): input_closed's probes on the probe set, the
+ * rule queues to (nftplan.h): input_closed's probes on the probe set, the
  * client's incoming segments on the data set.
  */
 static void check_dispatch(void)
@@ -1752,7 +1752,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		run_scenario((unsigned)(2000 + i + 1), &scenarios[i], true);
 	/* Again with other mark bits (rules.mark_mask, rules.ct_mark_bit). */
-	CHECK(kgw_marks_make(0x0000ff00, 0x1, &conf.marks) == 0, "other marks");
+	CHECK(marks_make(0x0000ff00, 0x1, &conf.marks) == 0, "other marks");
 	CHECK_EQ_U(conf.marks.integ, 0x100, "codes from the mask's lowest bit");
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		run_scenario((unsigned)(1000 + i + 1), &scenarios[i], false);

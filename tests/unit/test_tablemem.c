@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/tablemem.h"
+#include "common/table/tablemem.h"
 #include "unit.h"
 
 enum { PAGES = 512, PAGE = 4096 };

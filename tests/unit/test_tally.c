@@ -14,7 +14,7 @@
 
 #include <sodium.h>
 
-#include "common/tally.h"
+#include "common/table/tally.h"
 #include "unit.h"
 
 enum { MAX_STEPS = 16 };

@@ -65,27 +65,27 @@ static size_t next_token(const char *s, size_t len, size_t off)
 	return off;
 }
 
-static int add(struct cedit_plan *plan, size_t off, size_t del, bool append, const char *fmt, ...)
+static int add(struct confedit_plan *plan, size_t off, size_t del, bool append, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-static int add(struct cedit_plan *plan, size_t off, size_t del, bool append, const char *fmt, ...)
+static int add(struct confedit_plan *plan, size_t off, size_t del, bool append, const char *fmt, ...)
 {
 	va_list ap;
 	char *ins;
 	int r;
 
-	if (plan->n == CEDIT_MAX)
+	if (plan->n == CONFEDIT_MAX)
 		return -E2BIG;
 	va_start(ap, fmt);
 	r = vasprintf(&ins, fmt, ap);
 	va_end(ap);
 	if (r < 0)
 		return -ENOMEM;
-	plan->e[plan->n++] = (struct cedit){ .off = off, .del = del, .ins = ins, .append = append };
+	plan->e[plan->n++] = (struct confedit){ .off = off, .del = del, .ins = ins, .append = append };
 	return 0;
 }
 
-static void refuse(struct cedit_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void refuse(struct cedit_plan *plan, const char *fmt, ...)
+static void refuse(struct confedit_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuse(struct confedit_plan *plan, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -116,7 +116,7 @@ static int last_child(const struct cs_tree *t, int l)
 }
 
 /* The text of an element at the end of list or array l, where the entry before it puts it. */
-static int insert_element(const struct cs_tree *t, struct cedit_plan *plan, int l, const char *elem)
+static int insert_element(const struct cs_tree *t, struct confedit_plan *plan, int l, const char *elem)
 {
 	const char *s = t->text;
 	size_t len = t->len, open = t->node[l].val_off, close = t->node[l].val_end - 1;
@@ -156,7 +156,7 @@ static int insert_element(const struct cs_tree *t, struct cedit_plan *plan, int 
 }
 
 /* Element e of list l goes: with its line when it is alone there, with its own ','. */
-static int remove_element(const struct cs_tree *t, struct cedit_plan *plan, int e)
+static int remove_element(const struct cs_tree *t, struct confedit_plan *plan, int e)
 {
 	const char *s = t->text;
 	size_t len = t->len, start = t->node[e].start, end = t->node[e].val_end;
@@ -192,7 +192,7 @@ static int remove_element(const struct cs_tree *t, struct cedit_plan *plan, int 
  * The elements of list l for which gone[i] (i: their place in l) go; the
  * ',' that would then end the list after the last one left goes too.
  */
-static int remove_elements(const struct cs_tree *t, struct cedit_plan *plan, int l,
+static int remove_elements(const struct cs_tree *t, struct confedit_plan *plan, int l,
 			   const bool *gone)
 {
 	int c, i, last_left = -1, r = 0;
@@ -223,7 +223,7 @@ static bool is_group_named(const struct cs_tree *t, int el, const char *member, 
 }
 
 /* The top-level list name: -1 when missing; -2 (refused, why said) when it is not a list. */
-static int top_list(const struct cs_tree *t, const struct srcmap *m, struct cedit_plan *plan,
+static int top_list(const struct cs_tree *t, const struct srcmap *m, struct confedit_plan *plan,
 		    const char *name)
 {
 	char at[64];
@@ -238,8 +238,8 @@ static int top_list(const struct cs_tree *t, const struct srcmap *m, struct cedi
 	return l;
 }
 
-int cedit_invite(const struct cs_tree *t, const struct srcmap *m, const struct cedit_invite *req,
-		 struct cedit_plan *plan)
+int confedit_invite(const struct cs_tree *t, const struct srcmap *m, const struct confedit_invite *req,
+		    struct confedit_plan *plan)
 {
 	char elem[4200], entry[256], ilen[32] = "", at[64], v[CS_NAME_MAX + 8];
 	int keys, prot, found = -1, count = 0, r;
@@ -321,8 +321,8 @@ int cedit_invite(const struct cs_tree *t, const struct srcmap *m, const struct c
 	return r;
 }
 
-int cedit_revoke(const struct cs_tree *t, const struct srcmap *m, const char *name,
-		 struct cedit_plan *plan)
+int confedit_revoke(const struct cs_tree *t, const struct srcmap *m, const char *name,
+		    struct confedit_plan *plan)
 {
 	bool gone[MAX_LIST];
 	char at[64], v[CS_NAME_MAX + 8];
@@ -368,7 +368,7 @@ int cedit_revoke(const struct cs_tree *t, const struct srcmap *m, const char *na
 		}
 	}
 	if (alone) {
-		char list[CEDIT_MSG];
+		char list[CONFEDIT_MSG];
 
 		snprintf(list, sizeof(list), "%s", plan->why);
 		refuse(plan, "\"%s\" is the only key of the protect %s for %s: an entry needs a key, "
@@ -416,7 +416,7 @@ int cedit_revoke(const struct cs_tree *t, const struct srcmap *m, const char *na
 	return r;
 }
 
-void cedit_free(struct cedit_plan *plan)
+void confedit_free(struct confedit_plan *plan)
 {
 	for (size_t i = 0; i < plan->n; i++)
 		free(plan->e[i].ins);

@@ -8,7 +8,7 @@
  * "protect" and "knock" lists, their entries and each entry's members are,
  * and the edits are byte ranges replaced in that text.  The text is the
  * joined text of conf_text.h (@include lines replaced by their files);
- * cedit_map() turns each edit into an edit of the one file it falls in.
+ * confedit_map() turns each edit into an edit of the one file it falls in.
  *
  * Invite: the key goes at the end of "keys" (an entry { name = "NAME";
  * file = "PATH"; }, on a line of its own, indented like the entry before
@@ -29,7 +29,7 @@
  * entry would leave its port open to anyone: the administrator adds
  * another key to it first, or removes the entry by hand.
  *
- * Pure: no I/O.  The texts the plans hold are malloc'd: cedit_free().
+ * Pure: no I/O.  The texts the plans hold are malloc'd: confedit_free().
  */
 #ifndef KNOCKGW_CONFEDIT_H
 #define KNOCKGW_CONFEDIT_H
@@ -40,19 +40,19 @@
 #include "config/read/conf_syntax.h"
 #include "config/read/conf_text.h"
 
-enum { CEDIT_MAX = 2 * 256 + 8, CEDIT_MSG = 1024 };
+enum { CONFEDIT_MAX = 2 * 256 + 8, CONFEDIT_MSG = 1024 };
 
 /* Replace del bytes at off with ins (may be empty); append: add ins at the main file's end. */
-struct cedit {
+struct confedit {
 	size_t off, del;
 	char *ins;
 	bool append;
 };
 
-struct cedit_plan {
+struct confedit_plan {
 	size_t n;
-	struct cedit e[CEDIT_MAX];
-	char why[CEDIT_MSG];		/* a refusal's reason, one line */
+	struct confedit e[CONFEDIT_MAX];
+	char why[CONFEDIT_MSG];		/* a refusal's reason, one line */
 	/* What the plan does, for the report. */
 	int keys_line;			/* the key's entry (revoke) or "keys" list (invite); 0: none */
 	bool new_entry;			/* invite: a new protect entry; else an existing one's */
@@ -63,7 +63,7 @@ struct cedit_plan {
 	int key_file_line;		/* revoke: the line of that entry, to resolve it against */
 };
 
-struct cedit_invite {
+struct confedit_invite {
 	const char *name;	/* a name invite_name_ok() took */
 	const char *key_path;	/* absolute, without quotes or backslashes */
 	unsigned port;
@@ -74,34 +74,34 @@ struct cedit_invite {
 /*
  * Plans the invite of req into the text tree t of m's joined text (m names
  * files and lines in the reasons; NULL: lines of the text).  0; or
- * -EEXIST, -EINVAL with the reason in plan->why; -ENOMEM.  cedit_free()
+ * -EEXIST, -EINVAL with the reason in plan->why; -ENOMEM.  confedit_free()
  * the plan either way.
  */
-int cedit_invite(const struct cs_tree *t, const struct srcmap *m, const struct cedit_invite *req,
-		 struct cedit_plan *plan);
+int confedit_invite(const struct cs_tree *t, const struct srcmap *m, const struct confedit_invite *req,
+		    struct confedit_plan *plan);
 
 /* Plans the revoke of key name.  0; -ENOENT (no such key), -EINVAL (why); -ENOMEM. */
-int cedit_revoke(const struct cs_tree *t, const struct srcmap *m, const char *name,
-		 struct cedit_plan *plan);
+int confedit_revoke(const struct cs_tree *t, const struct srcmap *m, const char *name,
+		    struct confedit_plan *plan);
 
-void cedit_free(struct cedit_plan *plan);
+void confedit_free(struct confedit_plan *plan);
 
 /*
  * The edits of plan that fall in file f of map m (m->keep: each file's own
- * text), in that file's offsets, sorted, into out (room for CEDIT_MAX; the
+ * text), in that file's offsets, sorted, into out (room for CONFEDIT_MAX; the
  * ins texts are plan's, not copied); their number in *ret_n.  The bytes
  * an edit deletes are checked to be the same in the file as in the joined
  * text.  0, or -EINVAL when an edit would span two files or does not map.
  */
-int cedit_map(const struct srcmap *m, const struct cedit_plan *plan, int f, struct cedit *out,
-	      size_t *ret_n);
+int confedit_map(const struct srcmap *m, const struct confedit_plan *plan, int f, struct confedit *out,
+		 size_t *ret_n);
 
 /*
  * text (len bytes) with the n edits (sorted by off, not overlapping; an
  * append edit goes at the end, after a newline the text lacks) into a
  * malloc'd NUL-terminated *ret, its length in *ret_len.  0 or -ENOMEM.
  */
-int cedit_apply(const char *text, size_t len, const struct cedit *e, size_t n, char **ret,
-		size_t *ret_len);
+int confedit_apply(const char *text, size_t len, const struct confedit *e, size_t n, char **ret,
+		   size_t *ret_len);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * confedit_map.c - the edits of a plan in each file's own text, and
- * applied (cedit_map() and cedit_apply() of confedit.h).
+ * applied (confedit_map() and confedit_apply() of confedit.h).
  *
  * The joined text is each file's lines in order, an @include line replaced
  * by the included file's lines (and a newline when that file lacks its
@@ -62,21 +62,21 @@ static bool map_off(const struct srcmap *m, size_t off, int *ret_file, size_t *r
 
 static int by_off(const void *a, const void *b)
 {
-	const struct cedit *x = a, *y = b;
+	const struct confedit *x = a, *y = b;
 
 	if (x->append != y->append)
 		return x->append ? 1 : -1;
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-int cedit_map(const struct srcmap *m, const struct cedit_plan *plan, int f, struct cedit *out,
-	      size_t *ret_n)
+int confedit_map(const struct srcmap *m, const struct confedit_plan *plan, int f, struct confedit *out,
+		 size_t *ret_n)
 {
 	const struct source *src = &m->src[f];
 	size_t n = 0;
 
 	for (size_t i = 0; i < plan->n; i++) {
-		const struct cedit *e = &plan->e[i];
+		const struct confedit *e = &plan->e[i];
 		size_t a, b = 0;
 		int fa, fb;
 
@@ -112,8 +112,8 @@ int cedit_map(const struct srcmap *m, const struct cedit_plan *plan, int f, stru
 	return 0;
 }
 
-int cedit_apply(const char *text, size_t len, const struct cedit *e, size_t n, char **ret,
-		size_t *ret_len)
+int confedit_apply(const char *text, size_t len, const struct confedit *e, size_t n, char **ret,
+		   size_t *ret_len)
 {
 	size_t cap = len + 2, o = 0, pos = 0;
 	char *out;

@@ -154,7 +154,7 @@ static void load_key(struct loader *ld, config_setting_t *s, struct conf_key *k,
 			return;
 		}
 		k->from_file = true;
-		if (keyfile_read(file, raw, &len, why, sizeof(why)) < 0) {
+		if (key_file_read(file, raw, &len, why, sizeof(why)) < 0) {
 			conf_lerr(ld, fs, "%s", why);
 			return;
 		}
@@ -171,7 +171,7 @@ static void load_key(struct loader *ld, config_setting_t *s, struct conf_key *k,
 		memcpy(raw, str, len);
 	}
 	if (ld->nerr == before) {
-		verify_key_init(slot, raw, len);
+		isn_key_init(slot, raw, len);
 		k->len = len;
 		k->broken = false;
 	}

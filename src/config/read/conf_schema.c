@@ -75,20 +75,20 @@ static const struct word log_words[] = {
 
 static bool check_mark_mask(struct loader *ld, const config_setting_t *s, long long v)
 {
-	struct kgw_marks mk;
+	struct marks mk;
 
-	if (kgw_marks_make((uint32_t)v, KGW_CTMARK_DEFAULT, &mk) == 0)
+	if (marks_make((uint32_t)v, MARKS_CTMARK_DEFAULT, &mk) == 0)
 		return true;
 	conf_lerr(ld, s, "rules.mark_mask 0x%08x must be one run of at least %d bits", (unsigned)v,
-		  KGW_MARK_BITS_MIN);
+		  MARKS_MARK_BITS_MIN);
 	return false;
 }
 
 static bool check_ct_mark_bit(struct loader *ld, const config_setting_t *s, long long v)
 {
-	struct kgw_marks mk;
+	struct marks mk;
 
-	if (kgw_marks_make(KGW_MARK_MASK_DEFAULT, (uint32_t)v, &mk) == 0)
+	if (marks_make(MARKS_MARK_MASK_DEFAULT, (uint32_t)v, &mk) == 0)
 		return true;
 	conf_lerr(ld, s, "rules.ct_mark_bit 0x%08x must be exactly one bit", (unsigned)v);
 	return false;
@@ -278,7 +278,7 @@ static bool store_from(struct loader *ld, const config_setting_t *arr, const cha
 			continue;
 		}
 		for (size_t j = 0; j < i; j++) {
-			if (k->from[j].family != 0 && prefixes_overlap(&k->from[j], &k->from[i])) {
+			if (k->from[j].family != 0 && prefix_overlap(&k->from[j], &k->from[i])) {
 				char a[INET6_ADDRSTRLEN + 4];
 
 				prefix_format(&k->from[j], a, sizeof(a));
@@ -371,10 +371,10 @@ static const struct srow queue_rows[] = {
 static const struct srow rules_rows[] = {
 	{ "manage", BOOL(struct conf, rules_manage), DEF(true), .restart = RS_MANAGE },
 	{ "mark_mask", INT(struct conf, mark_mask, 1, 0xffffffffLL), .check = check_mark_mask,
-	  DEF(KGW_MARK_MASK_DEFAULT), .restart = RS_MARKS },
+	  DEF(MARKS_MARK_MASK_DEFAULT), .restart = RS_MARKS },
 	{ "ct_mark_bit", INT(struct conf, ct_mark_bit, 1, 0xffffffffLL),
-	  .check = check_ct_mark_bit, DEF(KGW_CTMARK_DEFAULT), .restart = RS_MARKS },
-	{ "ct_label", INT(struct conf, ct_label, 0, KGW_CTLABEL_MAX), DEF(KGW_CTLABEL_DEFAULT),
+	  .check = check_ct_mark_bit, DEF(MARKS_CTMARK_DEFAULT), .restart = RS_MARKS },
+	{ "ct_label", INT(struct conf, ct_label, 0, MARKS_CTLABEL_MAX), DEF(MARKS_CTLABEL_DEFAULT),
 	  .restart = RS_CT_LABEL },
 	{ "table", STR(struct conf, table), .store = store_table, DEFS("knockgw") },
 	{ "refuse_port", INT(struct conf, refuse_port, 1, 65535), DEF(1), .line = CL_REFUSE_PORT },
@@ -553,7 +553,7 @@ void conf_defaults(struct conf *c)
 {
 	memset(c, 0, sizeof(*c));
 	conf_rows_defaults(conf_root_rows, c);
-	kgw_marks_make(c->mark_mask, c->ct_mark_bit, &c->marks);
+	marks_make(c->mark_mask, c->ct_mark_bit, &c->marks);
 }
 
 const char *conf_restart_name(enum restart r)

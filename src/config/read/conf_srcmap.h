@@ -19,7 +19,7 @@ struct source {
 	struct stat st;		/* of the text that was read: the rules are checked on it */
 	int parent;		/* the including file; -1 for the main one */
 	bool secret_checked;	/* a text secret in it was held to the key file rule */
-	char *text;		/* its own text, NUL-terminated, when kept (srcmap_read_opts) */
+	char *text;		/* its own text, NUL-terminated, when kept (conf_text_read_opts) */
 	size_t len;
 };
 

@@ -397,8 +397,8 @@ static int finish(struct srcmap *m, struct conf_errors *errs, int r)
 	return r;
 }
 
-struct srcmap *srcmap_read_opts(const char *path, const struct conf_overlay *ov, bool keep,
-				struct conf_errors *errs, int *ret)
+struct srcmap *conf_text_read_opts(const char *path, const struct conf_overlay *ov, bool keep,
+				   struct conf_errors *errs, int *ret)
 {
 	struct srcmap *m = srcmap_new(path, errs);
 
@@ -412,13 +412,13 @@ struct srcmap *srcmap_read_opts(const char *path, const struct conf_overlay *ov,
 	return m;
 }
 
-struct srcmap *srcmap_read(const char *path, struct conf_errors *errs, int *ret)
+struct srcmap *conf_text_read(const char *path, struct conf_errors *errs, int *ret)
 {
-	return srcmap_read_opts(path, NULL, false, errs, ret);
+	return conf_text_read_opts(path, NULL, false, errs, ret);
 }
 
-struct srcmap *srcmap_read_text(const char *path, const char *text, struct conf_errors *errs,
-				int *ret)
+struct srcmap *conf_text_from(const char *path, const char *text, struct conf_errors *errs,
+			      int *ret)
 {
 	struct srcmap *m = srcmap_new(path, errs);
 

@@ -25,11 +25,11 @@
 #include "config/read/conf_srcmap.h"
 
 /*
- * srcmap_read() with options: ov (NULL: none) replaces files' texts; keep
+ * conf_text_read() with options: ov (NULL: none) replaces files' texts; keep
  * keeps each file's own text in m->src[i].text (wiped by srcmap_free()).
  */
-struct srcmap *srcmap_read_opts(const char *path, const struct conf_overlay *ov, bool keep,
-				struct conf_errors *errs, int *ret);
+struct srcmap *conf_text_read_opts(const char *path, const struct conf_overlay *ov, bool keep,
+				   struct conf_errors *errs, int *ret);
 
 /*
  * A map for the main file path: reads it and what it includes into the
@@ -37,15 +37,15 @@ struct srcmap *srcmap_read_opts(const char *path, const struct conf_overlay *ov,
  * memory, reported) when nothing could be allocated.  srcmap_free() it
  * either way.
  */
-struct srcmap *srcmap_read(const char *path, struct conf_errors *errs, int *ret);
+struct srcmap *conf_text_read(const char *path, struct conf_errors *errs, int *ret);
 
 /*
  * The same for text given in memory, named path in messages and taken as a
  * file of the caller's own with mode 0600 (its @include lines still name
  * real files, relative to path).  For the unit tests of the loader.
  */
-struct srcmap *srcmap_read_text(const char *path, const char *text, struct conf_errors *errs,
-				int *ret);
+struct srcmap *conf_text_from(const char *path, const char *text, struct conf_errors *errs,
+			      int *ret);
 
 /* Relative key and include paths are relative to the file that names them, not to the cwd. */
 int conf_resolve_path(char out[static PATH_MAX], const char *base, const char *p);

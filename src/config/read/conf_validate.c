@@ -155,7 +155,7 @@ static bool protect_overlap(const struct conf_protect *a, const struct conf_prot
 		return true;
 	for (size_t i = 0; i < a->naddrs && i < CONF_MAX_ADDRS; i++) {
 		for (size_t j = 0; j < b->naddrs && j < CONF_MAX_ADDRS; j++) {
-			if (prefixes_overlap(&a->addrs[i], &b->addrs[j]))
+			if (prefix_overlap(&a->addrs[i], &b->addrs[j]))
 				return true;
 		}
 	}
@@ -294,7 +294,7 @@ static void validate_knock(struct vctx *v, size_t idx, size_t nkeys)
 	for (size_t j = 0; j < idx; j++) {
 		const struct conf_knock *o = &c->knock[j];
 
-		if (o->port == k->port && prefixes_equal(&o->dst, &k->dst)) {
+		if (o->port == k->port && prefix_equal(&o->dst, &k->dst)) {
 			char dst[INET6_ADDRSTRLEN + 4], at1[PATH_MAX + 16];
 			int line = at(k->lines[EL_DST], k->line);
 

@@ -185,7 +185,7 @@ static int user_shift(struct client *c, const struct ct_flow *f, uint32_t *ret_d
 	r = ctnl_get(c->ct, f, &ci);
 	if (r < 0 && r != -ENOENT)
 		return r;
-	ours = r == 0 && kgw_label_get(c->conf->ct_label, ci.labels, &delta);
+	ours = r == 0 && marks_label_get(c->conf->ct_label, ci.labels, &delta);
 	remember(c, f, ours, delta);
 	if (!ours)
 		return -ENOENT;
@@ -203,7 +203,7 @@ static int make_entry(struct client *c, const struct ct_flow *f, uint32_t kernel
 
 	/* The user path keeps the shift in the entry's labels (marks.h). */
 	if (user)
-		kgw_label_put(c->conf->ct_label, delta, lab.val, lab.mask);
+		marks_label_put(c->conf->ct_label, delta, lab.val, lab.mask);
 	r = ctnl_create(c->ct, f, !user, kernel_isn, delta, CT_SYN_TIMEOUT, user ? &lab : NULL);
 	if (r != -EEXIST)
 		return r;
@@ -217,8 +217,8 @@ static int make_entry(struct client *c, const struct ct_flow *f, uint32_t kernel
 	struct ct_info ci;
 	uint32_t shift;
 	r = ctnl_get(c->ct, f, &ci);
-	bool same = r == 0 && (user ? kgw_label_get(c->conf->ct_label, ci.labels, &shift) &&
-					      shift == delta
+	bool same = r == 0 && (user ? marks_label_get(c->conf->ct_label, ci.labels, &shift) &&
+			       shift == delta
 				    : ci.has_seqadj && ci.pos == kernel_isn && ci.delta == delta);
 	if (same)
 		return 0;
@@ -274,7 +274,7 @@ static void syn_verdict(struct client *c, struct verdicts *out, const struct nfq
 			bool routed, enum nfqueue_verdict verdict)
 {
 	if (routed)
-		verdict_give_mark(out, p->id, verdict, kgw_mark_own(&c->conf->marks, p->mark));
+		verdict_give_mark(out, p->id, verdict, marks_own(&c->conf->marks, p->mark));
 	else
 		verdict_give(out, p->id, verdict);
 }
@@ -285,8 +285,8 @@ static void knock_syn(struct client *c, struct verdicts *out, const struct nfque
 	const struct conf *conf = c->conf;
 	const uint8_t *dst = pkt_dst(p->data, v), *src = pkt_src(p->data, v);
 	const struct conf_knock *k =
-		routed ? conf_find_knock_from(conf, v->family, src, dst, v->dport)
-		       : conf_find_knock(conf, v->family, dst, v->dport);
+		routed ? match_knock_from(conf, v->family, src, dst, v->dport)
+		       : match_knock(conf, v->family, dst, v->dport);
 	uint8_t payload[INTEG_MAX_LEN];
 	size_t plen = 0;
 
@@ -379,7 +379,7 @@ static void knock_syn(struct client *c, struct verdicts *out, const struct nfque
 	 */
 	bool user = conf->translate == TRANSLATE_USER;
 	bool pin_ts = v->has_ts && v->tsval != tsval;
-	uint32_t mark = routed ? kgw_mark_own(&conf->marks, p->mark) : p->mark;
+	uint32_t mark = routed ? marks_own(&conf->marks, p->mark) : p->mark;
 	if (!user && !pin_ts) {
 		syn_verdict(c, out, p, routed, NFQUEUE_ACCEPT);
 		return;
@@ -422,7 +422,7 @@ static void flow_of(const uint8_t *pkt, const struct pkt_view *v, enum seq_dir d
 static void translate(struct client *c, struct verdicts *out, const struct nfqueue_packet *p,
 		      struct pkt_view *v, enum seq_dir dir)
 {
-	uint32_t mark = kgw_mark_own(&c->conf->marks, p->mark), delta;
+	uint32_t mark = marks_own(&c->conf->marks, p->mark), delta;
 	struct ct_flow f;
 	int r;
 

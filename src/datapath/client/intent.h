@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/flowtable.h"
+#include "common/table/flowtable.h"
 #include "common/isn.h"
 
 enum {

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/flowtable.h"
+#include "common/table/flowtable.h"
 
 struct guess_params {
 	uint32_t threshold;		/* refusals per window; 0 = no accounting */

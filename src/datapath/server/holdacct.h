@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/flowtable.h"
+#include "common/table/flowtable.h"
 
 struct holdacct {
 	struct flowtable sources;

@@ -2,10 +2,10 @@
  * pending.c - the server's integrity flows (see pending.h): the table,
  * starting a flow at its knock, holding and releasing its packets, and
  * ending it (failed, evicted, timed out, reloaded).  What each segment does
- * to its flow is pendseg.c.
+ * to its flow is pending_seg.c.
  *
  * Reading order: pending_start() (the knock, and why a SYN of a connection
- * past its handshake starts nothing), pf_hold() / pf_unhold(), pf_end()
+ * past its handshake starts nothing), pending_hold() / pending_unhold(), pending_end()
  * (every flow ends there or in expire_one()), pending_expire().
  */
 #include <arpa/inet.h>
@@ -99,12 +99,12 @@ static void flow_key_client(struct flow_key *k, const struct pkt_view *v, const 
 /* Our mark bits off, the packet's own kept: what a passing packet leaves with. */
 static uint32_t own_mark(const struct pending *pd, uint32_t mark)
 {
-	return kgw_mark_own(&pd->conf->marks, mark);
+	return marks_own(&pd->conf->marks, mark);
 }
 
-bool pf_has_code(const struct pending *pd, uint32_t mark, uint32_t code)
+bool pending_has_code(const struct pending *pd, uint32_t mark, uint32_t code)
 {
-	return kgw_mark_code(&pd->conf->marks, mark) == code;
+	return marks_code(&pd->conf->marks, mark) == code;
 }
 
 /*
@@ -112,20 +112,20 @@ bool pf_has_code(const struct pending *pd, uint32_t mark, uint32_t code)
  * client's invalid ones with the invalid code, those of no connection
  * conntrack knows with NOCONN: they leave without it.
  */
-void pf_accept(const struct pending *pd, struct verdicts *out, enum verdict_queue q, uint32_t id,
-	       uint32_t mark)
+void pending_accept(const struct pending *pd, struct verdicts *out, enum verdict_queue q, uint32_t id,
+		    uint32_t mark)
 {
-	/* A NOCONN code left on would meet the late chain's reject (nftplan.c). */
-	bool coded = pf_has_code(pd, mark, pd->conf->marks.reply) ||
-		     pf_has_code(pd, mark, pd->conf->marks.invalid) ||
-		     pf_has_code(pd, mark, pd->conf->marks.noconn);
+	/* A NOCONN code left on would meet the late chain's reject (nftplan.h). */
+	bool coded = pending_has_code(pd, mark, pd->conf->marks.reply) ||
+		     pending_has_code(pd, mark, pd->conf->marks.invalid) ||
+		     pending_has_code(pd, mark, pd->conf->marks.noconn);
 
 	verdicts_push(out, &(struct verdict){ .what = VD_PACKET, .queue = (uint8_t)q, .id = id,
 					      .v = NFQUEUE_ACCEPT, .has_mark = coded,
 					      .mark = coded ? own_mark(pd, mark) : 0 });
 }
 
-void pf_unhold(struct pending *pd, struct verdicts *out, struct pending_flow *pf, bool ok)
+void pending_unhold(struct pending *pd, struct verdicts *out, struct pending_flow *pf, bool ok)
 {
 	/* Held segments wait in the data queue, whichever packet ends them. */
 	if (ok) {
@@ -148,7 +148,7 @@ void pf_unhold(struct pending *pd, struct verdicts *out, struct pending_flow *pf
 	}
 	for (size_t i = 0; i < pf->nheld; i++) {
 		if (ok)
-			pf_accept(pd, out, VQ_HOLD, pf->held[i].id, pf->held[i].mark);
+			pending_accept(pd, out, VQ_HOLD, pf->held[i].id, pf->held[i].mark);
 		else
 			verdicts_push(out, &(struct verdict){ .what = VD_PACKET, .queue = VQ_HOLD,
 							      .id = pf->held[i].id,
@@ -170,8 +170,8 @@ void pf_unhold(struct pending *pd, struct verdicts *out, struct pending_flow *pf
  * The flow is remembered as reset (strays.h): its late segments cost no
  * second abort.
  */
-void pf_abort(struct pending *pd, struct verdicts *out, int family, const uint8_t *local,
-	      uint16_t lport, const uint8_t *remote, uint16_t rport, bool answer)
+void pending_abort(struct pending *pd, struct verdicts *out, int family, const uint8_t *local,
+		   uint16_t lport, const uint8_t *remote, uint16_t rport, bool answer)
 {
 	struct verdict_abort a = { .family = family, .lport = lport, .rport = rport,
 				   .answer = answer };
@@ -184,18 +184,18 @@ void pf_abort(struct pending *pd, struct verdicts *out, int family, const uint8_
 	strays_note(&pd->strays, family, remote, local, rport, lport, pd->now);
 }
 
-void pf_end(struct pending *pd, struct verdicts *out, struct flow_entry *fe, bool fail, bool answer)
+void pending_end(struct pending *pd, struct verdicts *out, struct flow_entry *fe, bool fail, bool answer)
 {
 	struct pending_flow *pf = fe->value;
 
-	pf_unhold(pd, out, pf, !fail);
+	pending_unhold(pd, out, pf, !fail);
 	if (fail)
-		pf_abort(pd, out, pf->family, pf->local, pf->lport, pf->remote, pf->rport, answer);
+		pending_abort(pd, out, pf->family, pf->local, pf->lport, pf->remote, pf->rport, answer);
 	holdacct_flow_del(&pd->acct, pf->family, pf->remote, 0);
 	flow_remove(&pd->table, fe);
 }
 
-void pf_log(struct pending *pd, const struct pending_flow *pf, const char *what)
+void pending_log(struct pending *pd, const struct pending_flow *pf, const char *what)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -203,8 +203,8 @@ void pf_log(struct pending *pd, const struct pending_flow *pf, const char *what)
 		 addr_str(pf->family, pf->remote, a, sizeof(a)), pf->rport, pf->lport, what);
 }
 
-void pf_log_event(struct pending *pd, const struct pending_flow *pf, enum log_event_kind kind,
-		  const char *what)
+void pending_log_event(struct pending *pd, const struct pending_flow *pf, enum log_event_kind kind,
+		       const char *what)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -224,7 +224,7 @@ static bool evict_oldest(struct pending *pd, struct verdicts *out, const struct 
 	while ((e = flow_next(&pd->table, &pos))) {
 		const struct pending_flow *pf = e->value;
 
-		if (e == keep || pf->state != PF_WAIT || (held && pf->nheld == 0))
+		if (e == keep || pf->state != PENDING_WAIT || (held && pf->nheld == 0))
 			continue;
 		if (!oldest || pf->order < ((const struct pending_flow *)oldest->value)->order)
 			oldest = e;
@@ -232,7 +232,7 @@ static bool evict_oldest(struct pending *pd, struct verdicts *out, const struct 
 	if (!oldest)
 		return false;
 	pd->cnt->c[SC_integ_evicted]++;
-	pf_end(pd, out, oldest, true, false);
+	pending_end(pd, out, oldest, true, false);
 	return true;
 }
 
@@ -264,7 +264,7 @@ static int answered(struct pending *pd, const struct nfqueue_packet *p, const st
 	 * Conntrack calls a SYN new (the rule's NEWSYN, marks.h) until it has
 	 * seen an answer: nothing to ask.
 	 */
-	if (pf_has_code(pd, p->mark, pd->conf->marks.newsyn))
+	if (pending_has_code(pd, p->mark, pd->conf->marks.newsyn))
 		return 0;
 	if (!pd->ct)
 		return -ENOTSUP;
@@ -330,7 +330,7 @@ enum pending_start pending_start(struct pending *pd, struct verdicts *out,
 	flow_key_client(&k, v, p->data);
 	fe = flow_lookup(&pd->table, &k);
 	pf = fe ? fe->value : NULL;
-	if (pf && pf->state == PF_WAIT && same_syn(pf, v)) {
+	if (pf && pf->state == PENDING_WAIT && same_syn(pf, v)) {
 		/* A retransmission: the flow goes on (its deadline too). */
 		flag_syn(pd, out, pf, p);
 		return PENDING_AGAIN;
@@ -343,8 +343,8 @@ enum pending_start pending_start(struct pending *pd, struct verdicts *out,
 	 * the one the service reads.  (A flow whose SYN never got through, or
 	 * one that is over, starts again.)
 	 */
-	if (pf && (pf->state == PF_VERIFIED ||
-		   (pf->state == PF_WAIT && (pf->nheld > 0 || pf->passed))))
+	if (pf && (pf->state == PENDING_VERIFIED ||
+		   (pf->state == PENDING_WAIT && (pf->nheld > 0 || pf->passed))))
 		live = 1;
 	else
 		live = answered(pd, p, v);
@@ -428,7 +428,7 @@ bool pending_requeued(struct pending *pd, const struct nfqueue_packet *p, const 
 	if (!fe)
 		return false;
 	pf = fe->value;
-	if (pf->state != PF_WAIT || !pf->echo || !same_syn(pf, v))
+	if (pf->state != PENDING_WAIT || !pf->echo || !same_syn(pf, v))
 		return false;
 	/* The one copy our REPEAT sent back: its entry carries the bit now. */
 	pf->echo = false;
@@ -436,8 +436,8 @@ bool pending_requeued(struct pending *pd, const struct nfqueue_packet *p, const 
 	return true;
 }
 
-bool pf_hold(struct pending *pd, struct verdicts *out, struct flow_entry *fe,
-	     const struct nfqueue_packet *p, const struct pkt_view *v, bool reply)
+bool pending_hold(struct pending *pd, struct verdicts *out, struct flow_entry *fe,
+		  const struct nfqueue_packet *p, const struct pkt_view *v, bool reply)
 {
 	struct pending_flow *pf = fe->value;
 	uint32_t bytes = (uint32_t)(p->wirelen > p->caplen ? p->wirelen : p->caplen);
@@ -478,12 +478,12 @@ static void expire_one(struct flow_entry *fe, void *arg)
 	struct pending_flow *pf = fe->value;
 
 	/* A finished flow's grace is simply over; the others fail closed. */
-	if (pf->state != PF_DONE) {
-		x->pd->cnt->c[pf->state == PF_VERIFIED && x->why == SC_integ_timeout ?
+	if (pf->state != PENDING_DONE) {
+		x->pd->cnt->c[pf->state == PENDING_VERIFIED && x->why == SC_integ_timeout ?
 				    SC_integ_unacked : x->why]++;
-		pf_unhold(x->pd, x->out, pf, false);
-		pf_abort(x->pd, x->out, pf->family, pf->local, pf->lport, pf->remote, pf->rport,
-			 false);
+		pending_unhold(x->pd, x->out, pf, false);
+		pending_abort(x->pd, x->out, pf->family, pf->local, pf->lport, pf->remote, pf->rport,
+			      false);
 	}
 	/* flow_gc removes the entry itself. */
 	holdacct_flow_del(&x->pd->acct, pf->family, pf->remote, 0);
@@ -512,9 +512,9 @@ void pending_reload(struct pending *pd, struct verdicts *out, uint64_t now)
 	 * bytes it keeps, and the mark bits, which a reload cannot change).
 	 */
 	while ((e = flow_next(&pd->table, &pos))) {
-		if (((struct pending_flow *)e->value)->state != PF_WAIT)
+		if (((struct pending_flow *)e->value)->state != PENDING_WAIT)
 			continue;
 		pd->cnt->c[SC_integ_reload]++;
-		pf_end(pd, out, e, true, false);
+		pending_end(pd, out, e, true, false);
 	}
 }

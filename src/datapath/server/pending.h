@@ -45,7 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/flowtable.h"
+#include "common/table/flowtable.h"
 #include "common/log.h"
 #include "common/pkt.h"
 #include "config/conf.h"

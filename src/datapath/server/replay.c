@@ -15,7 +15,7 @@
 
 #include <sodium.h>
 
-#include "common/tablemem.h"
+#include "common/table/tablemem.h"
 #include "datapath/server/guess.h"
 #include "datapath/server/replay.h"
 

@@ -27,8 +27,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "common/hidx.h"
-#include "common/tally.h"
+#include "common/table/hidx.h"
+#include "common/table/tally.h"
 
 enum {
 	REPLAY_KEY_NAME_MAX = TALLY_KEY_LEN - 1,	/* a key's name: conf.h's names fit */

@@ -59,7 +59,7 @@ static void guess_params_of(const struct conf *c, struct guess_params *ret)
 
 /*
  * MACs (ISN computations) verifying a SYN against entry e takes
- * (verify_syn): per key and candidate destination, one per epoch, and
+ * (isn_verify_syn): per key and candidate destination, one per epoch, and
  * without a timestamp in native mode (no integrity) the nonce form's too.
  */
 static unsigned key_macs(const struct conf_protect *e, bool no_ts)
@@ -177,9 +177,9 @@ void server_abort(struct server *s, const struct verdict_abort *a, const struct 
 
 void server_accept_syn(const struct server *s, struct verdicts *out, const struct nfqueue_packet *p)
 {
-	const struct kgw_marks *m = &s->conf->marks;
+	const struct marks *m = &s->conf->marks;
 
-	verdict_give_mark(out, p->id, NFQUEUE_ACCEPT, kgw_mark_own(m, p->mark) | m->accepted);
+	verdict_give_mark(out, p->id, NFQUEUE_ACCEPT, marks_own(m, p->mark) | m->accepted);
 }
 
 /*
@@ -197,7 +197,7 @@ static bool let_kernel_discard(struct server *s, struct verdicts *out,
 		return false;
 	p->data[v->l4_off + TCP_CSUM_OFF] ^= CSUM_SPOIL;
 	p->data[v->l4_off + TCP_CSUM_OFF + 1] ^= CSUM_SPOIL;
-	verdict_replace(out, p->id, p->data, p->caplen, kgw_mark_own(&s->conf->marks, p->mark));
+	verdict_replace(out, p->id, p->data, p->caplen, marks_own(&s->conf->marks, p->mark));
 	s->cnt.c[SC_v6_discarded]++;
 	return true;
 }
@@ -212,7 +212,7 @@ static void mimic_closed_port(struct server *s, struct verdicts *out,
 			      const struct nfqueue_packet *p, const struct pkt_view *v,
 			      enum on_fail how, bool closed)
 {
-	const struct kgw_marks *m = &s->conf->marks;
+	const struct marks *m = &s->conf->marks;
 
 	if (how == ON_FAIL_RESET && let_kernel_discard(s, out, p, v))
 		return;
@@ -223,13 +223,13 @@ static void mimic_closed_port(struct server *s, struct verdicts *out,
 	 * host or, for a routed one (forward), of that host, where nobody
 	 * listens.  The answer is then a closed port's by construction, IP
 	 * options and all, with the routed host's own fields and this hop on
-	 * it (nftplan.c).  A closed port's probe goes on the same way, past
+	 * it (nftplan.h).  A closed port's probe goes on the same way, past
 	 * every DNAT already, to the port itself.  Anything else (a SYN that
 	 * is invalid, untracked or from loopback, a FIN/NULL/Xmas probe) the
 	 * nat rule cannot redirect: the RST is ours.
 	 */
-	if (how == ON_FAIL_RESET && kgw_mark_code(m, p->mark) == m->newsyn) {
-		verdict_give_mark(out, p->id, NFQUEUE_ACCEPT, kgw_mark_own(m, p->mark));
+	if (how == ON_FAIL_RESET && marks_code(m, p->mark) == m->newsyn) {
+		verdict_give_mark(out, p->id, NFQUEUE_ACCEPT, marks_own(m, p->mark));
 		s->cnt.c[closed ? SC_closed : SC_nat_refusals]++;
 		return;
 	}
@@ -270,13 +270,13 @@ static void refuse_knock(struct server *s, struct verdicts *out, const struct nf
  * which one matched.
  */
 static int match_key(struct server *s, const struct conf_protect *e,
-		     const struct pkt_view *v, const uint8_t *buf, struct verify_match *ret_match,
+		     const struct pkt_view *v, const uint8_t *buf, struct isn_match *ret_match,
 		     struct dest *ret_dialled)
 {
 	const struct conf *c = s->conf;
 	struct dest d[MATCH_MAX_DESTS];
 	size_t nd = match_knock_dests(e, v->family, pkt_dst(buf, v), v->dport, d);
-	struct verify_params vp = { .mode = e->mode, .integrity_len = e->integrity_len,
+	struct isn_params vp = { .mode = e->mode, .integrity_len = e->integrity_len,
 				    .window = e->window, .no_ts = !v->has_ts };
 	int matched = -1;
 
@@ -287,11 +287,11 @@ static int match_key(struct server *s, const struct conf_protect *e,
 					.port = d[i].port, .tsval = v->has_ts ? v->tsval : 0 };
 
 		for (size_t k = 0; k < e->nkeys; k++) {
-			struct verify_match vm;
+			struct isn_match vm;
 
 			s->isn_work += macs;
-			if (verify_syn(&c->keyring.keys[e->keys[k]], &vp, &in, v->seq, s->wall,
-				       &vm) == VERIFY_OK &&
+			if (isn_verify_syn(&c->keyring.keys[e->keys[k]], &vp, &in, v->seq, s->wall,
+					   &vm) == ISN_OK &&
 			    matched < 0) {
 				matched = e->keys[k];
 				*ret_match = vm;
@@ -336,15 +336,15 @@ static void pad_verify(struct server *s, const struct pkt_view *v, const uint8_t
 
 	for (int mode = KG_MODE_KNOCK; mode <= KG_MODE_NATIVE; mode++) {
 		/* One MAC a call: one epoch (window 0), the classic form only. */
-		const struct verify_params vp = { .mode = (enum kg_mode)mode };
+		const struct isn_params vp = { .mode = (enum kg_mode)mode };
 		int k = s->budget.key[mode];
 
 		for (unsigned i = done[mode]; k >= 0 && i < budget[mode]; i++) {
-			struct verify_match vm;
+			struct isn_match vm;
 
 			s->isn_work++;
-			s->pad_sink += (uint32_t)verify_syn(&s->conf->keyring.keys[k], &vp, &in,
-							    v->seq + i, s->wall, &vm);
+			s->pad_sink += (uint32_t)isn_verify_syn(&s->conf->keyring.keys[k], &vp, &in,
+								v->seq + i, s->wall, &vm);
 		}
 	}
 }
@@ -354,7 +354,7 @@ static void pad_verify(struct server *s, const struct pkt_view *v, const uint8_t
  * costs the budget's verifications: e's own (match_key), then the padding.
  */
 static int verify_work(struct server *s, const struct conf_protect *e, const struct pkt_view *v,
-		       const uint8_t *buf, struct verify_match *ret_match, struct dest *ret_dialled)
+		       const uint8_t *buf, struct isn_match *ret_match, struct dest *ret_dialled)
 {
 	unsigned done[2] = { 0, 0 };
 	int matched = -1;
@@ -375,7 +375,7 @@ static void handle_syn(struct server *s, struct verdicts *out, const struct nfqu
 	const struct conf_protect *e = &c->protect[pi];
 	const uint8_t *src = pkt_src(p->data, v);
 	uint32_t tsval = v->has_ts ? v->tsval : 0;
-	struct verify_match vm = { 0 };
+	struct isn_match vm = { 0 };
 	struct dest dialled;
 	int matched;
 	char a[INET6_ADDRSTRLEN];
@@ -474,7 +474,7 @@ static void handle_syn(struct server *s, struct verdicts *out, const struct nfqu
 }
 
 /*
- * closed_ports "daemon": a probe of a port nobody listens on (nftplan.c):
+ * closed_ports "daemon": a probe of a port nobody listens on (nftplan.h):
  * a new connection (SYN, ACK) from prerouting, which the rule coded
  * NEWSYN, or a FIN/NULL/Xmas probe from input.  It gets what the same
  * probe of a protected port gets, step by step: a SYN the guessing check
@@ -485,7 +485,7 @@ static void handle_syn(struct server *s, struct verdicts *out, const struct nfqu
 static void answer_unlistened_port(struct server *s, struct verdicts *out,
 				   const struct nfqueue_packet *p, const struct pkt_view *v)
 {
-	struct verify_match vm;
+	struct isn_match vm;
 	struct dest dialled;
 
 	if ((v->flags & (TCP_SYN | TCP_ACK)) == TCP_SYN &&
@@ -500,7 +500,7 @@ static void answer_unlistened_port(struct server *s, struct verdicts *out,
 bool server_is_reply(const struct server *s, const struct nfqueue_packet *p,
 		     const struct pkt_view *v)
 {
-	return kgw_mark_code(&s->conf->marks, p->mark) == s->conf->marks.reply &&
+	return marks_code(&s->conf->marks, p->mark) == s->conf->marks.reply &&
 	       match_reply(s->conf, v->family, pkt_src(p->data, v), v->sport) >= 0;
 }
 
@@ -526,7 +526,7 @@ static void integrity_segment(struct server *s, struct verdicts *out,
 void server_packet(struct server *s, struct verdicts *out, const struct nfqueue_packet *p,
 		   const struct pkt_view *pv)
 {
-	const struct kgw_marks *m = &s->conf->marks;
+	const struct marks *m = &s->conf->marks;
 	const struct pkt_view v = *pv;
 	uint32_t code;
 	int pi;
@@ -540,7 +540,7 @@ void server_packet(struct server *s, struct verdicts *out, const struct nfqueue_
 		 * answered the same.
 		 */
 		if (p->hook == NF_INET_LOCAL_IN ||
-		    (p->hook == NF_INET_PRE_ROUTING && kgw_mark_code(m, p->mark) == m->newsyn &&
+		    (p->hook == NF_INET_PRE_ROUTING && marks_code(m, p->mark) == m->newsyn &&
 		     !(v.flags & TCP_RST))) {
 			answer_unlistened_port(s, out, p, &v);
 			return;
@@ -549,7 +549,7 @@ void server_packet(struct server *s, struct verdicts *out, const struct nfqueue_
 		verdict_drop(out, p->id);
 		return;
 	}
-	code = kgw_mark_code(m, p->mark);
+	code = marks_code(m, p->mark);
 	if ((v.flags & (TCP_SYN | TCP_ACK)) == TCP_SYN) {
 		handle_syn(s, out, p, &v, pi);
 	} else if ((v.flags & (TCP_SYN | TCP_ACK | TCP_RST)) == 0) {
@@ -571,7 +571,7 @@ void server_packet(struct server *s, struct verdicts *out, const struct nfqueue_
 		/* An integrity flow's segment that lost its conntrack entry. */
 		struct nfqueue_packet lost = *p;
 
-		lost.mark = kgw_mark_own(m, p->mark) | m->noconn;
+		lost.mark = marks_own(m, p->mark) | m->noconn;
 		integrity_segment(s, out, &lost, &v);
 	} else {
 		integrity_segment(s, out, p, &v);

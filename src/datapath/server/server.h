@@ -15,7 +15,7 @@
  * the same whatever entry it was for: every SYN decided here costs the
  * verifications of the protect entry that needs the most (its keys times
  * its candidate destinations times its epochs), the rest done as padding,
- * so the time an answer takes says nothing about the port (nftplan.c has
+ * so the time an answer takes says nothing about the port (nftplan.h has
  * the paths around the daemon).
  */
 #ifndef KNOCKGW_SERVER_H
@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/flowtable.h"
+#include "common/table/flowtable.h"
 #include "common/log.h"
 #include "common/pkt.h"
 #include "config/conf.h"

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/flowtable.h"
+#include "common/table/flowtable.h"
 
 enum {
 	STRAY_QUIET = 10,		/* seconds a reset flow stays quiet */

@@ -28,6 +28,7 @@
 
 #include "kernel/nft/nftbatch.h"
 #include "kernel/nft/nftexpr.h"
+#include "kernel/nft/nftprint.h"
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
@@ -115,7 +116,7 @@ void nftbatch_table(struct nftbatch *bt, const char *name, uint16_t type, uint16
  * its number is fixed by the kernel's ABI.  An older kernel refuses the
  * message, and with it the batch (nftrules.c then replaces the table).
  */
-enum { KGW_NFT_MSG_DESTROYCHAIN = 27 };
+enum { NFTBATCH_MSG_DESTROYCHAIN = 27 };
 
 void nftbatch_chain(struct nftbatch *bt, const char *table, enum nftplan_chain ch)
 {
@@ -181,7 +182,7 @@ void nftbatch_flush_chain(struct nftbatch *bt, const char *table, enum nftplan_c
 
 void nftbatch_destroy_chain(struct nftbatch *bt, const char *table, enum nftplan_chain ch)
 {
-	chain_only(bt, table, ch, KGW_NFT_MSG_DESTROYCHAIN, "destroy chain");
+	chain_only(bt, table, ch, NFTBATCH_MSG_DESTROYCHAIN, "destroy chain");
 }
 
 void nftbatch_rule(struct nftbatch *bt, const char *table, const struct nftplan_rule *ru,
@@ -194,7 +195,7 @@ void nftbatch_rule(struct nftbatch *bt, const char *table, const struct nftplan_
 		bt->failed = -ENOMEM;
 		return;
 	}
-	nftplan_rule_what(ru, what, sizeof(what));
+	nftprint_rule_what(ru, what, sizeof(what));
 	nftnl_rule_nlmsg_build_payload(
 		batch_msg(bt, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, what), r);
 	nftnl_rule_free(r);

@@ -1,11 +1,207 @@
 /*
  * nftplan.h - the daemon's ruleset as a plan: plain rule descriptions made
  * from the configuration, rendered twice from that one plan, as nft syntax
- * for `knockgw print-rules` (nftrules_print, in nftprint.c) and as libnftnl
+ * for `knockgw print-rules` (nftprint.h) and as libnftnl
  * messages for the kernel (nftexpr.h), so the two cannot drift apart.
  *
- * Pure: no I/O but the FILE print writes to, no libnftnl.  Part of the
- * rules adapter (nftrules.h is its public contract).
+ * Pure: no I/O, no libnftnl.  Part of the rules adapter (nftrules.h is
+ * its public contract).
+ *
+ * The ruleset a plan describes, for a configuration that uses every part:
+ *
+ *   table inet knockgw {
+ *     chain prerouting {                                       the server role
+ *       type filter hook prerouting priority -150; policy accept;
+ *       tcp flags & (syn|ack) == syn meta mark & MASK == INTEG
+ *                     ct mark set ct mark | CT_INTEG, clear our bits, go on
+ *                     (the daemon's REPEAT of a valid integrity SYN: the SYN
+ *                     rule below queues it again and the daemon lets it pass)
+ *       per protected port (and address, when limited); every rule only
+ *       for this host's own addresses (fib daddr type local), as dialled,
+ *       but a forward entry's, which name the routed hosts it protects:
+ *         tcp dport P SYN iif != lo ct state new  our bits = NEWSYN  queue SYN bypass
+ *                     (on_fail "reset" and no fail_open: with no daemon the
+ *                     packet goes on to the nat chain, which refuses it)
+ *         tcp dport P SYN  clear our bits         queue SYN  (the rest: invalid,
+ *                     untracked, loopback, which nat cannot redirect: dropped
+ *                     with no daemon)
+ *         forward entries: tcp dport P tcp flags & (syn|ack|rst) == 0
+ *                     our bits = NOCONN    queue PROBE  (FIN/NULL/Xmas, which never
+ *                     reach input: the daemon answers like a closed port)
+ *           or, with on_fail "drop":  ct state new,invalid, not a SYN   drop
+ *         on_fail "reset", not a SYN, no connection conntrack knows (an ACK
+ *                     scan, a guessed SYN cookie, a lost flow):
+ *           tcp dport P iif != lo ct state new   our bits = NEWSYN
+ *                     queue PROBE bypass   (refused like a SYN: the nat chain
+ *                     sends it to the closed port, the kernel answers)
+ *           tcp dport P ct state new,untracked   our bits = NOCONN
+ *                     queue PROBE   (loopback, untracked: nat cannot take it;
+ *                     the daemon answers)
+ *         tcp dport P ct mark & CT_INTEG ct direction original
+ *                     meta mark set mark & ~MASK                queue DATA  (integrity)
+ *         integrity: tcp dport P ct state invalid, not a SYN
+ *                     meta mark set mark & ~MASK | INVALID      queue DATA  (no entry, so
+ *                                     no flag: checked if its flow is being checked)
+ *     }
+ *     chain prerouting_late {  type filter hook prerouting priority -140;
+ *       meta mark & MASK == NOCONN  reject with tcp reset   (what no daemon answered)
+ *     }
+ *     chain prerouting_nat {  type nat hook prerouting priority -199;
+ *                     (before any other table's DNAT)
+ *       SYN meta mark & MASK == ACCEPTED   clear our bits  accept  (let through)
+ *       per protected port (and address): tcp dport P  redirect to :REFUSE
+ *                     (any other new connection to it: refused, or no daemon
+ *                     saw it; the kernel answers from a port nobody listens
+ *                     on, and conntrack puts P back in the answer, which is
+ *                     then a closed port's, field by field)
+ *       per forward entry's address: ip daddr A tcp dport P
+ *                     dnat to ip daddr:REFUSE   (the routed host's own closed
+ *                     port answers, through this router)
+ *     }
+ *     with closed_ports "daemon" (the default) and an entry that answers
+ *     for this host's own port with on_fail "reset": probes of ports nobody
+ *     listens on take the path a probe of a protected port takes
+ *     chain prerouting_closed {  type filter hook prerouting priority -99;
+ *                     (after every DNAT: a port forwarded elsewhere is
+ *                     not this host's, a redirected one is judged by where
+ *                     it goes)
+ *       ct state != new  return
+ *       per protected port of this host (and address): tcp dport P  return
+ *                     (decided in chain prerouting: a knock let through to
+ *                     a port nobody listens on is not decided twice)
+ *       tcp ct state new iif != lo, no RST, ct status not dnat (the nat
+ *                     chain's refusals are decided already):
+ *         socket transparent 0  accept    (someone listens, or the flow
+ *         socket transparent 1  accept     exists: not ours)
+ *         fib daddr type local  our bits = NEWSYN  queue PROBE bypass
+ *                     (SYN, ACK and window scans: the daemon does a refused
+ *                     knock's work and lets it go on; the kernel answers)
+ *     }
+ *     chain input_closed {  type filter hook input priority 10;
+ *                     (after the usual filter chains: a port another
+ *                     firewall here drops is never answered by us)
+ *       per protected port of this host (on_fail "reset", and address):
+ *         tcp dport P tcp flags & (syn|ack|rst) == 0
+ *                     our bits = NOCONN  queue PROBE bypass   (FIN/NULL/Xmas:
+ *                     invalid for conntrack, so no nat; the daemon answers)
+ *       closed_ports "daemon": tcp iif != lo tcp flags & (syn|ack|rst) == 0
+ *         socket transparent 0|1  accept
+ *         clear our bits  queue PROBE bypass   (answered as the protected
+ *                     port's; with no daemon, by the kernel)
+ *     }
+ *     chain input_late {  type filter hook input priority 11;
+ *       meta mark & MASK == NOCONN  reject with tcp reset }
+ *     with an integrity entry: the service's side of those flows (pending.h),
+ *     after any DNAT is undone, so with the addresses the client dialled
+ *     chain postrouting {  type filter hook postrouting priority 110;
+ *       per integrity entry (and address):
+ *         tcp sport P ct mark & CT_INTEG ct direction reply
+ *                     meta mark set mark & ~MASK | REPLY  queue DATA
+ *     }
+ *     (The daemon clears a flow's CT_INTEG over ctnetlink once the service
+ *     acknowledged its bytes; no rule acts on a mark to do that.)
+ *     chain output_raw {                          client role, before conntrack
+ *       type filter hook output priority -300; policy accept;
+ *       per knock entry:  ip daddr D tcp dport P tcp flags & (syn|ack) == syn  queue SYN
+ *       with translate = "user", also:
+ *                         ip daddr D tcp dport P tcp flags & (syn|ack) != syn  queue DATA
+ *     }
+ *     with translate = "user" only (the shift is in conntrack labels of
+ *     ours, bits N..N+32 for rules.ct_label = N: bit N says the flow is one
+ *     the daemon translates):
+ *     chain input {  type filter hook input priority -150;
+ *       ip saddr D tcp sport P tcp flags & ack == ack ct label N  queue DATA
+ *       ip saddr D tcp sport P tcp flags & ack == ack ct state invalid,untracked  queue DATA }
+ *     with `from` in a knock entry (gateway client role), per prefix F of
+ *     dst's family:
+ *     chain prerouting_raw {  type filter hook prerouting priority -300;
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
+ *                   fib daddr type != local       (routed: not to this host)
+ *                   fib saddr . iif oif missing  drop
+ *                                 (it did not come the way F is routed: forged)
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) == syn
+ *                   fib daddr type != local
+ *                   meta mark set mark & ~MASK | FWD  queue SYN
+ *       or, with from_interfaces = [ I, ... ] (asymmetric routes):
+ *         ... fib daddr type != local iifname I  meta mark ... queue SYN   (per I)
+ *         ... fib daddr type != local  drop
+ *       and with translate = "user", its later packets going out:
+ *       ip saddr F ip daddr D tcp dport P tcp flags & (syn|ack) != syn
+ *                   fib daddr type != local  meta mark set mark & ~MASK | FWD  queue DATA }
+ *     and with translate = "user" the answers (routed packets pass neither
+ *     output nor input; forward sees them after conntrack, and after their
+ *     destination is back to the LAN host's):
+ *     chain forward_user {  type filter hook forward priority -150;
+ *       ip saddr D ip daddr F tcp sport P tcp flags & ack == ack ct label N  queue DATA
+ *       ip saddr D ip daddr F tcp sport P tcp flags & ack == ack
+ *                   ct state invalid,untracked  queue DATA }
+ *     ICMP errors about the client's flows (their quote holds the shifted
+ *     sequence number, which conntrack adjusts nowhere; clienticmp.h):
+ *     chain input_icmp {  type filter hook input priority -150;
+ *       per knock entry: meta l4proto icmp ct state related ct direction reply
+ *                   ct original ip daddr D ct original proto-dst P
+ *                   iif != lo  queue DATA bypass }
+ *     chain forward_icmp {  type filter hook forward priority -150;
+ *       per `from` prefix F: the same with ct original ip saddr F, no iif }
+ *     and with `from` anywhere, an empty nat chain: the kernel applies the
+ *     NAT binding of a routed flow's entry (gwnat.h) only while a nat chain
+ *     is registered in the namespace
+ *     chain postrouting_nat {  type nat hook postrouting priority 100; }
+ *   }
+ *
+ * Queues: "queue SYN" is the set of SYNs, queue.num .. num + count - 1;
+ * "queue PROBE" and "queue DATA" the probe and data sets (conf_queue_first:
+ * by default the count numbers after the SYN set, and the count after
+ * those).  Each set has a queue of its own per queue thread, and a thread
+ * reads SYNs first, then data, then probes (workers.c): a flood of probes
+ * or of integrity segments fills its own queue, never the SYNs'.  The
+ * kernel spreads a set's packets over its queues by address (the same
+ * hash for every set), so one connection's SYN, probes and data meet the
+ * same thread.
+ *
+ * Prerouting priority -150: after conntrack (-200) so ct state and mark are
+ * known, and before DNAT (-100), so a SYN still carries the destination the
+ * client dialled, which its knock covers: a port forward or a container's
+ * published port on this host is protected by the port the client dials.
+ * Loopback traffic passes prerouting too.  The client's SYN chain runs
+ * before conntrack, so the daemon can create the flow's entry first; so
+ * does the gateway's (prerouting_raw: a routed SYN never passes output).
+ * The user path shifts outgoing packets there too, before conntrack, and
+ * incoming ones after it, so conntrack sees a flow's numbers as the wire
+ * does both ways and judges it like any other: a RST is valid (or not)
+ * for the same reasons.  Before conntrack no packet carries its entry, so
+ * the daemon finds the shift by the packet's tuple (client.h); after it,
+ * our label picks the flows to queue, and a packet conntrack ties to no
+ * entry (invalid, untracked) is queued too: it may still be one of ours.
+ * Incoming packets need the shift only for an acknowledgement (ACK set).
+ * No mark carries the shift: the packet mark and conntrack mark stay
+ * other software's (but for our codes in mark_mask).
+ *
+ * Closed ports.  What a probe of a protected port meets, a probe of a
+ * closed port meets too, scan type by scan type, so that neither the answer
+ * nor its time tells them apart: a new connection (SYN, ACK, window scan)
+ * is queued at prerouting, gets a refused knock's work in the daemon and
+ * an accept, and the kernel answers it (the protected port's through the
+ * nat redirect, the closed port's as itself: a port another firewall here
+ * drops must stay silent, which a redirect would undo, as the input
+ * filter would then see the closed port's number, not the dialled one); a
+ * FIN/NULL/Xmas probe, which conntrack calls invalid and nat cannot move,
+ * is queued at input after the host's filter chains and answered with the
+ * daemon's RST on both sides; a Maimon probe (FIN+ACK, invalid) is
+ * answered by the kernel on both sides (the listener's TCP resets it as a
+ * closed port does).  The closed side is matched after DNAT and by the
+ * socket lookup, so a listening port, a forwarded one or a container's is
+ * never taken for closed; bypass, since without the daemon the kernel's
+ * own answer is the right one.
+ *
+ * Each hook the daemon queues from tells the roles apart (door.h):
+ * prerouting and postrouting are the server's, output the client's; input
+ * carries the client's incoming user-path segments (on the data set), and
+ * input_closed's probes (on the probe set).  The
+ * gateway's are told apart too: at prerouting, a routed SYN or (user path)
+ * a routed flow's later packet going out carries the FWD code (the
+ * server's rules clear our bits before they queue); forward is the
+ * client's alone, the routed flows' answers.
  */
 #ifndef KNOCKGW_NFTPLAN_H
 #define KNOCKGW_NFTPLAN_H
@@ -103,7 +299,7 @@ struct nftplan {
 	bool bypass;
 	uint16_t refuse_port;		/* rules.refuse_port */
 	bool hiding;			/* no daemon to queue SYNs to (nftplan_make_hiding) */
-	struct kgw_marks m;		/* rules.mark_mask, rules.ct_mark_bit */
+	struct marks m;		/* rules.mark_mask, rules.ct_mark_bit */
 	unsigned ct_label;		/* rules.ct_label: our flag's label bit */
 };
 
@@ -126,10 +322,5 @@ int nftplan_make_keeper(const struct conf *c, struct nftplan *p);
 
 void nftplan_free(struct nftplan *p);
 
-/*
- * Names a rule in error reports: its kind, and the port and configuration
- * entry it comes from.
- */
-void nftplan_rule_what(const struct nftplan_rule *ru, char *buf, size_t len);
 
 #endif

@@ -1,9 +1,5 @@
 /*
- * nftprint.c - the planned ruleset in nft syntax, for `knockgw print-rules`
- * (nftrules_print, nftrules.h): the same plan the install renders as
- * libnftnl messages (nftexpr.c), so the two cannot drift apart;
- * tests/netns/0008 loads this text with nft -f and compares the two.
- * Also the names of planned rules in error reports (nftplan_rule_what).
+ * nftprint.c - the planned ruleset as text (see nftprint.h).
  */
 #include <arpa/inet.h>
 #include <linux/netfilter.h>
@@ -12,6 +8,7 @@
 #include <stdlib.h>
 
 #include "kernel/nft/nftplan.h"
+#include "kernel/nft/nftprint.h"
 #include "kernel/nft/nftrules.h"
 
 static void print_addr(FILE *f, const struct prefix *a, bool src)
@@ -26,7 +23,7 @@ static void print_addr(FILE *f, const struct prefix *a, bool src)
 	fputc(' ', f);
 }
 
-/* ct original ip[6] saddr/daddr (nftexpr.c, x_ct_addr). */
+/* ct original ip[6] saddr/daddr (nftx.c, nftx_ct_addr). */
 static void print_ct_addr(FILE *f, const struct prefix *a, bool src)
 {
 	fputs("ct original ", f);
@@ -45,7 +42,7 @@ static void print_queue(FILE *f, const struct nftplan *p, const struct nftplan_r
 		fprintf(f, "queue num %u%s", num, bypass ? " bypass" : "");
 }
 
-/* What every closed_ports rule of chain ch matches first (nftexpr.c). */
+/* What every closed_ports rule of chain ch matches first (nftx.c, nftx_probe_prefix). */
 static void print_probe_prefix(FILE *f, enum nftplan_chain ch)
 {
 	if (ch == CH_PREROUTING_CLOSED)
@@ -57,7 +54,7 @@ static void print_probe_prefix(FILE *f, enum nftplan_chain ch)
 
 static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_rule *r)
 {
-	const struct kgw_marks *m = &p->m;
+	const struct marks *m = &p->m;
 	unsigned keep = ~m->mask, ct = m->ct_integ;
 
 	fputs("\t\t", f);
@@ -226,7 +223,7 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 	fputc('\n', f);
 }
 
-void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f)
+void nftprint_ruleset(const struct conf *c, enum nft_queue_kind kind, FILE *f)
 {
 	struct nftplan *p = malloc(sizeof(*p));
 
@@ -320,7 +317,7 @@ static const char *kind_name(enum nftplan_kind k)
 	return "rule";
 }
 
-void nftplan_rule_what(const struct nftplan_rule *ru, char *buf, size_t len)
+void nftprint_rule_what(const struct nftplan_rule *ru, char *buf, size_t len)
 {
 	if (ru->port)
 		snprintf(buf, len, "%s for port %u (%s entry at line %d)", kind_name(ru->kind),

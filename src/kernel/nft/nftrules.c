@@ -1,10 +1,10 @@
 /*
  * nftrules.c - the daemon's nftables table (see nftrules.h).
  *
- * The rules adapter in five files: nftplan (the ruleset planned from the
+ * The rules adapter in six files: nftplan (the ruleset planned from the
  * configuration), nftprint (print-rules' text form of it, and the names of
  * its rules in error reports), nftexpr (a planned rule as libnftnl
- * expressions), nftbatch (one transaction: the batch sent, every answer
+ * expressions) from nftx (one expression each), nftbatch (one transaction: the batch sent, every answer
  * awaited), and this one, which puts them together: install and update
  * (a reload), the keeper and the hiding tables, remove, the presence
  * check and the queue probe (print-rules' entry point is nftprint's).

@@ -9,10 +9,10 @@
  * did not answer (within a deadline) fails the install as well, naming it.
  * The kernel's native `queue` expression is used when it exists, else the
  * xtables NFQUEUE target through nft compat (probed at start).
- * nftrules_print() writes the same ruleset in nft syntax for admins who
- * manage rules by hand (knockgw print-rules), from the same plan the install
- * uses.  The rules adapter (nftrules, nftplan, nftexpr, nftbatch) is the
- * only code that includes libnftnl.
+ * nftprint_ruleset() (nftprint.h) writes the same ruleset in nft syntax for
+ * admins who manage rules by hand (knockgw print-rules), from the plan the
+ * install uses.  The rules adapter (nftrules, nftplan, nftexpr, nftx,
+ * nftbatch) is the only code that includes libnftnl.
  */
 #ifndef KNOCKGW_NFTRULES_H
 #define KNOCKGW_NFTRULES_H
@@ -71,6 +71,5 @@ int nftrules_remove(const char *table);
  */
 int nftrules_present(const char *table);
 
-void nftrules_print(const struct conf *c, enum nft_queue_kind kind, FILE *f);
 
 #endif

@@ -25,8 +25,8 @@
 
 #include <sodium.h>
 
-#include "common/flowtable.h"
-#include "common/tablemem.h"
+#include "common/table/flowtable.h"
+#include "common/table/tablemem.h"
 
 enum {
 	KEY_SRC_OFF = 0,

@@ -7,8 +7,8 @@
 
 #include <sodium.h>
 
-#include "common/tablemem.h"
-#include "common/tally.h"
+#include "common/table/tablemem.h"
+#include "common/table/tally.h"
 
 int tally_init(struct tally *t, size_t max_members, size_t max_groups)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "common/tablemem.h"
+#include "common/table/tablemem.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TABLEMEM_HEAP 1

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/hidx.h"
+#include "common/table/hidx.h"
 
 enum {
 	TALLY_KEY_LEN = 33,

@@ -1,5 +1,5 @@
 /*
- * pendseg.c - what each segment of an integrity flow does to it (see
+ * pending_seg.c - what each segment of an integrity flow does to it (see
  * pending.h): the client's are held, checked, passed or refused; the
  * service's data waits for the client's bytes, and its acknowledgement of
  * the whole range ends the checking.  The flows themselves (start, hold,
@@ -47,7 +47,7 @@ static void unknown_flow(struct pending *pd, struct verdicts *out, uint32_t id, 
 		pd->cnt->c[SC_integ_stray_quiet]++;
 		return;
 	}
-	pf_abort(pd, out, family, local, lport, remote, rport, answer);
+	pending_abort(pd, out, family, local, lport, remote, rport, answer);
 }
 
 /*
@@ -90,9 +90,9 @@ static void fail_flow(struct pending *pd, struct verdicts *out, struct flow_entr
 		      const struct nfqueue_packet *p, enum server_counter why, const char *what)
 {
 	pd->cnt->c[why]++;
-	pf_log(pd, fe->value, what);
+	pending_log(pd, fe->value, what);
 	verdict_drop(out, p->id);
-	pf_end(pd, out, fe, true, true);
+	pending_end(pd, out, fe, true, true);
 }
 
 /* Are all bytes of the integrity range this segment covers in the capture? */
@@ -115,19 +115,19 @@ static bool check_bytes(struct pending *pd, struct verdicts *out, struct flow_en
 	const struct conf_protect *e = &pd->conf->protect[pf->protect];
 	struct isn_input in = { .family = pf->dialled.family, .dst = pf->dialled.addr,
 				.port = pf->dialled.port, .tsval = pf->tsval };
-	struct verify_params vp = { .mode = e->mode, .integrity_len = e->integrity_len,
+	struct isn_params vp = { .mode = e->mode, .integrity_len = e->integrity_len,
 				    .window = e->window };
 
-	if (verify_payload(&pd->conf->keyring.keys[pf->key], &vp, &in, pf->isn, pf->epoch,
-			   pf->buf.data) != VERIFY_OK) {
+	if (isn_verify_payload(&pd->conf->keyring.keys[pf->key], &vp, &in, pf->isn, pf->epoch,
+			       pf->buf.data) != ISN_OK) {
 		pd->cnt->c[SC_integ_fail]++;
-		pf_log_event(pd, pf, LOG_EV_INTEGRITY_FAILED, "integrity check failed, connection reset");
-		pf_end(pd, out, fe, true, true);
+		pending_log_event(pd, pf, LOG_EV_INTEGRITY_FAILED, "integrity check failed, connection reset");
+		pending_end(pd, out, fe, true, true);
 		return false;
 	}
 	pd->cnt->c[SC_integ_ok]++;
-	pf_unhold(pd, out, pf, true);
-	pf->state = PF_VERIFIED;
+	pending_unhold(pd, out, pf, true);
+	pf->state = PENDING_VERIFIED;
 	fe->expires = pd->now + pd->conf->integrity_timeout;
 	return true;
 }
@@ -170,7 +170,7 @@ enum pending_seg pending_client(struct pending *pd, struct verdicts *out,
 	pd->now = now;
 	flow_key_client(&k, v, p->data);
 	fe = flow_lookup(&pd->table, &k);
-	if (!fe && pf_has_code(pd, p->mark, pd->conf->marks.invalid)) {
+	if (!fe && pending_has_code(pd, p->mark, pd->conf->marks.invalid)) {
 		/*
 		 * Conntrack called it invalid (it carries no entry, so no flag),
 		 * and it belongs to no flow being checked: it goes on to TCP as
@@ -184,10 +184,10 @@ enum pending_seg pending_client(struct pending *pd, struct verdicts *out,
 			verdict_drop(out, p->id);
 			return PENDING_SEG_DONE;
 		}
-		pf_accept(pd, out, VQ_OWN, p->id, p->mark);
+		pending_accept(pd, out, VQ_OWN, p->id, p->mark);
 		return PENDING_SEG_DONE;
 	}
-	if (fe && pf_has_code(pd, p->mark, pd->conf->marks.noconn)) {
+	if (fe && pending_has_code(pd, p->mark, pd->conf->marks.noconn)) {
 		/*
 		 * Conntrack lost the flow's entry (flushed, evicted): the flag
 		 * that brings its segments here is gone with it, so nothing
@@ -196,8 +196,8 @@ enum pending_seg pending_client(struct pending *pd, struct verdicts *out,
 		fail_flow(pd, out, fe, p, SC_integ_lost, "conntrack lost the flow, reset");
 		return PENDING_SEG_DONE;
 	}
-	if (fe && pf_has_code(pd, p->mark, pd->conf->marks.invalid) &&
-	    ((struct pending_flow *)fe->value)->state == PF_WAIT) {
+	if (fe && pending_has_code(pd, p->mark, pd->conf->marks.invalid) &&
+	    ((struct pending_flow *)fe->value)->state == PENDING_WAIT) {
 		switch (still_flagged(pd, fe->value)) {
 		case 1:
 			break;
@@ -223,8 +223,8 @@ enum pending_seg pending_client(struct pending *pd, struct verdicts *out,
 		return PENDING_SEG_DONE;
 	}
 	pf = fe->value;
-	if (pf->state == PF_DONE) {
-		pf_accept(pd, out, VQ_OWN, p->id, p->mark);
+	if (pf->state == PENDING_DONE) {
+		pending_accept(pd, out, VQ_OWN, p->id, p->mark);
 		return PENDING_SEG_DONE;
 	}
 	if (v->flags & TCP_RST) {
@@ -237,28 +237,28 @@ enum pending_seg pending_client(struct pending *pd, struct verdicts *out,
 		 * taken yet must still be the ones it reads), until the
 		 * service's acknowledgement or the timeout.
 		 */
-		pf_accept(pd, out, VQ_OWN, p->id, p->mark);
-		if (pf->state == PF_WAIT)
-			pf_end(pd, out, fe, true, false);
+		pending_accept(pd, out, VQ_OWN, p->id, p->mark);
+		if (pf->state == PENDING_WAIT)
+			pending_end(pd, out, fe, true, false);
 		return PENDING_SEG_DONE;
 	}
 	if (breaks_range(pf, v, &why, &what)) {
 		fail_flow(pd, out, fe, p, why, what);
 		return PENDING_SEG_DONE;
 	}
-	if (v->payload_len == 0 && (pf->state != PF_WAIT || !(v->flags & TCP_FIN))) {
+	if (v->payload_len == 0 && (pf->state != PENDING_WAIT || !(v->flags & TCP_FIN))) {
 		/*
 		 * The handshake's ACK and bare ACKs carry nothing to check; a
 		 * bare FIN waits with the bytes (below) until they verify.
 		 */
-		pf_accept(pd, out, VQ_OWN, p->id, p->mark);
+		pending_accept(pd, out, VQ_OWN, p->id, p->mark);
 		return PENDING_SEG_DONE;
 	}
 	if (!window_captured(pf, v)) {
 		/* Bytes of the range we cannot see: they cannot be checked. */
 		pd->cnt->c[SC_integ_short_capture]++;
 		verdict_drop(out, p->id);
-		pf_end(pd, out, fe, true, true);
+		pending_end(pd, out, fe, true, true);
 		return PENDING_SEG_DONE;
 	}
 	enum integ_status st = integ_add(&pf->buf, v->seq, p->data + v->payload_off,
@@ -272,12 +272,12 @@ enum pending_seg pending_client(struct pending *pd, struct verdicts *out,
 		fail_flow(pd, out, fe, p, SC_integ_conflict, "conflicting retransmission, reset");
 		return PENDING_SEG_DONE;
 	}
-	if (pf->state == PF_VERIFIED) {
+	if (pf->state == PENDING_VERIFIED) {
 		/* What it carries of the range is the verified bytes again. */
-		pf_accept(pd, out, VQ_OWN, p->id, p->mark);
+		pending_accept(pd, out, VQ_OWN, p->id, p->mark);
 		return PENDING_SEG_DONE;
 	}
-	if (!pf_hold(pd, out, fe, p, v, false))
+	if (!pending_hold(pd, out, fe, p, v, false))
 		return PENDING_SEG_DONE;
 	if (st == INTEG_COMPLETE && !check_bytes(pd, out, fe))
 		return PENDING_SEG_FAILED;
@@ -329,32 +329,32 @@ void pending_reply(struct pending *pd, struct verdicts *out, const struct nfqueu
 		return;
 	}
 	pf = fe->value;
-	switch ((enum pf_state)pf->state) {
-	case PF_WAIT:
+	switch ((enum pending_state)pf->state) {
+	case PENDING_WAIT:
 		if (v->flags & TCP_RST) {
 			/* The service gave up: nothing held of this flow may follow. */
-			pf_accept(pd, out, VQ_OWN, p->id, p->mark);
-			pf_end(pd, out, fe, true, false);
+			pending_accept(pd, out, VQ_OWN, p->id, p->mark);
+			pending_end(pd, out, fe, true, false);
 			return;
 		}
 		/* The service's first bytes (a banner) wait for the client's. */
 		if (v->payload_len > 0) {
-			pf_hold(pd, out, fe, p, v, true);
+			pending_hold(pd, out, fe, p, v, true);
 			return;
 		}
 		break;
-	case PF_VERIFIED:
+	case PENDING_VERIFIED:
 		if ((v->flags & TCP_ACK) && (int32_t)(v->ack - (pf->buf.base + pf->buf.need)) >= 0 &&
 		    unflag(pd, pf)) {
 			/* The service's TCP has every verified byte: checking ends. */
-			pf->state = PF_DONE;
+			pf->state = PENDING_DONE;
 			fe->expires = pd->now + RELEASE_GRACE;
 		}
 		break;
-	case PF_DONE:
+	case PENDING_DONE:
 		break;
 	}
 accept:
-	/* It came with the reply code, which pf_accept takes off. */
-	pf_accept(pd, out, VQ_OWN, p->id, p->mark);
+	/* It came with the reply code, which pending_accept takes off. */
+	pending_accept(pd, out, VQ_OWN, p->id, p->mark);
 }

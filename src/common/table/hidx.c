@@ -13,8 +13,8 @@
 
 #include <sodium.h>
 
-#include "common/hidx.h"
-#include "common/tablemem.h"
+#include "common/table/hidx.h"
+#include "common/table/tablemem.h"
 
 _Static_assert(sizeof(((struct hidx *)0)->key) == crypto_shorthash_KEYBYTES,
 	       "the index key must be a crypto_shorthash key");
