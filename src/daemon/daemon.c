@@ -2,16 +2,13 @@
  * daemon.c - start, the event loop, stop (see daemon.h for the contract).
  */
 #include <errno.h>
-#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +18,7 @@
 #include "daemon/daemon.h"
 #include "daemon/reload.h"
 #include "daemon/stats.h"
+#include "kernel/caps.h"
 #include "kernel/ctnl.h"
 #include "kernel/qguard.h"
 #include "kernel/tablelife.h"
@@ -150,65 +148,6 @@ static void notify(struct knockgw *kg, const char *state)
 	stats_summary(s, line + off, sizeof(line) - (size_t)off);
 	sd_notify(0, line);
 	free(s);
-}
-
-/* ------------------------------------------------------- capabilities */
-
-/*
- * After setup the daemon needs CAP_NET_ADMIN only (queue verdicts, nft
- * reloads, conntrack entries, SOCK_DESTROY); the raw sockets are open, so
- * CAP_NET_RAW goes too.  Capabilities are per thread: this runs before the
- * workers start, and they inherit the reduced set.
- *
- * What holds the line is no_new_privs together with permitted, effective,
- * inheritable and ambient reduced to CAP_NET_ADMIN: no execve can then
- * give back more than the permitted set (not even to uid 0), and nothing
- * else raises a capability.  The bounding set only limits what an execve
- * may grant, so shrinking it is a second lock on the same door; it takes
- * CAP_SETPCAP, which a service manager that already bounded the set (our
- * own unit: CAP_NET_ADMIN CAP_NET_RAW) does not leave us.  Then the
- * capabilities still in it stay there, *ret_kept says how many, and the
- * daemon runs: refusing to start under its own unit protects nothing.
- */
-static int drop_capabilities(int *ret_kept)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
-	bool setpcap;
-	int kept = 0;
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -errno;
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		return -errno;
-	setpcap = data[CAP_TO_INDEX(CAP_SETPCAP)].effective & CAP_TO_MASK(CAP_SETPCAP);
-	/* Up to the running kernel's last capability, which may be newer than ours. */
-	for (int cap = 0; cap < 64; cap++) {
-		int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
-
-		if (r < 0 && errno == EINVAL)
-			break;
-		if (r < 0)
-			return -errno;
-		if (r == 0 || cap == CAP_NET_ADMIN)
-			continue;
-		if (!setpcap) {
-			kept++;
-			continue;
-		}
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-			return -errno;
-	}
-	memset(data, 0, sizeof(data));
-	data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective = CAP_TO_MASK(CAP_NET_ADMIN);
-	data[CAP_TO_INDEX(CAP_NET_ADMIN)].permitted = CAP_TO_MASK(CAP_NET_ADMIN);
-	if (syscall(SYS_capset, &hdr, data) < 0)
-		return -errno;
-	/* capset() already emptied the ambient set (it cannot exceed inheritable). */
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		return -errno;
-	*ret_kept = kept;
-	return 0;
 }
 
 /* --------------------------------------------------------------- table */
@@ -533,7 +472,7 @@ static int start(struct knockgw *kg)
 	kg->ctl_open = true;
 	if (add_fd(kg, ctl_fd(&kg->ctl), EV_CTL) < 0)
 		return -errno;
-	r = drop_capabilities(&kept);
+	r = caps_keep_net_admin(&kept);
 	if (r < 0) {
 		errno = -r;
 		log_warn("cannot drop capabilities");
