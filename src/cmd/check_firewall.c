@@ -3,7 +3,6 @@
  * (see check_firewall.h).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,42 +295,10 @@ void check_firewall_summary(const struct conf *c, FILE *out)
 	}
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: knockgw check-firewall [-c FILE]\n"
-		   "Tell whether refused SYNs look like this host's unused ports under its "
-		   "firewall.\n");
-}
-
 int check_firewall_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *conf_path = CONF_DEFAULT_PATH;
-	int ch;
+	int r = cli_plain_options("check-firewall", CHECK_FIREWALL_SYNOPSIS, CHECK_FIREWALL_SUMMARY, argc, argv, &conf_path, NULL);
 
-	optind = 0;
-	opterr = 0;	/* said by cli_bad_option(), the knockgw way */
-	while ((ch = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			conf_path = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			cli_bad_option("knockgw check-firewall", ch, argv);
-			fprintf(stderr, "Try 'knockgw check-firewall --help'.\n");
-			return CLI_USAGE;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "knockgw check-firewall: unexpected argument \"%s\"\n"
-				"Try 'knockgw check-firewall --help'.\n", argv[optind]);
-		return CLI_USAGE;
-	}
-	return run(conf_path);
+	return r >= 0 ? r : run(conf_path);
 }

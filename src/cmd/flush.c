@@ -14,7 +14,6 @@
  * Exit codes: 0 removed, or there was nothing to remove; 1 a daemon
  * answers, or the table could not be removed; 2 usage.
  */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,11 +25,6 @@
 #include "cmd/commands.h"
 #include "config/conf.h"
 #include "kernel/nft/nftrules.h"
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: knockgw " FLUSH_SYNOPSIS "\n" FLUSH_SUMMARY "\n");
-}
 
 /* Does a daemon listen on the control socket at path? */
 static bool daemon_listening(const char *path)
@@ -85,33 +79,8 @@ static int run(const char *conf_path)
 
 int flush_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *conf_path = CONF_DEFAULT_PATH;
-	int ch;
+	int r = cli_plain_options("flush", FLUSH_SYNOPSIS, FLUSH_SUMMARY, argc, argv, &conf_path, NULL);
 
-	optind = 0;
-	opterr = 0;	/* said by cli_bad_option(), the knockgw way */
-	while ((ch = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			conf_path = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
-		default:
-			cli_bad_option("knockgw flush", ch, argv);
-			fprintf(stderr, "Try 'knockgw flush --help'.\n");
-			return CLI_USAGE;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "knockgw flush: unexpected argument \"%s\"\n"
-				"Try 'knockgw flush --help'.\n", argv[optind]);
-		return CLI_USAGE;
-	}
-	return run(conf_path);
+	return r >= 0 ? r : run(conf_path);
 }
