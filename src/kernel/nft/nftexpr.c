@@ -213,8 +213,8 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	case RK_INVALID_INTEG:
 		/* The mark tells the daemon which of the two queued it. */
 		nftx_ct_state(r, ru->kind == RK_NOCONN ? NFTX_CT_NEW_OR_UNTRACKED
-						    : NF_CT_STATE_INVALID_BIT,
-			   NFT_CMP_NEQ);
+						       : NF_CT_STATE_INVALID_BIT,
+			      NFT_CMP_NEQ);
 		nftx_tcp_flags(r, NFTX_TCP_SYN | NFTX_TCP_ACK, NFTX_TCP_SYN, NFT_CMP_NEQ);
 		nftx_set_code(r, m, ru->kind == RK_NOCONN ? m->noconn : m->invalid);
 		nftx_counter(r);
@@ -249,7 +249,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		 * its SYN, or (user path) a later packet going out.
 		 */
 		nftx_tcp_flags(r, NFTX_TCP_SYN | NFTX_TCP_ACK, NFTX_TCP_SYN,
-			    ru->kind == RK_CLIENT_FWD_SYN ? NFT_CMP_EQ : NFT_CMP_NEQ);
+			       ru->kind == RK_CLIENT_FWD_SYN ? NFT_CMP_EQ : NFT_CMP_NEQ);
 		nftx_fib_local_op(r, NFT_CMP_NEQ);
 		if (ru->iif)
 			nftx_iifname(r, ru->iif);
@@ -284,7 +284,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		} else {
 			nftx_key(r, NFTX_CT, NFT_CT_STATE, false);
 			nftx_masked_eq32(r, NF_CT_STATE_INVALID_BIT | NF_CT_STATE_UNTRACKED_BIT, 0,
-				      NFT_CMP_NEQ);
+					 NFT_CMP_NEQ);
 		}
 		nftx_counter(r);
 		nftx_queue(r, p, kind, ru, false);

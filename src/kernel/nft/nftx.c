@@ -128,20 +128,11 @@ void nftx_queue(struct nftnl_rule *r, const struct nftplan *p, enum nft_queue_ki
 	nftnl_rule_add_expr(r, e);
 }
 
-/* dep: the family check nft puts before a rule's first address match. */
-void nftx_addr(struct nftnl_rule *r, const struct prefix *a, bool src, bool dep)
+/* The address loaded in register 1 (len bytes) within prefix a: masked when a is shorter. */
+static void prefix_cmp(struct nftnl_rule *r, const struct prefix *a, uint32_t len)
 {
-	uint8_t nfproto = a->family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
-	uint32_t len = a->family == AF_INET ? 4 : 16;
 	uint8_t mask[16] = { 0 }, zero[16] = { 0 }, want[16];
 
-	if (dep) {
-		nftx_key(r, NFTX_META, NFT_META_NFPROTO, false);
-		nftx_cmp(r, NFT_CMP_EQ, &nfproto, 1);
-	}
-	/* Source at IPv4 offset 12 / IPv6 8, destination at 16 / 24. */
-	nftx_payload(r, NFT_PAYLOAD_NETWORK_HEADER,
-		  a->family == AF_INET ? (src ? 12 : 16) : (src ? 8 : 24), len);
 	for (unsigned bit = 0; bit < a->len; bit++)
 		mask[bit / 8] |= (uint8_t)(0x80 >> (bit % 8));
 	for (unsigned i = 0; i < len; i++)
@@ -151,11 +142,26 @@ void nftx_addr(struct nftnl_rule *r, const struct prefix *a, bool src, bool dep)
 	nftx_cmp(r, NFT_CMP_EQ, want, len);
 }
 
+/* dep: the family check nft puts before a rule's first address match. */
+void nftx_addr(struct nftnl_rule *r, const struct prefix *a, bool src, bool dep)
+{
+	uint8_t nfproto = a->family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
+	uint32_t len = a->family == AF_INET ? 4 : 16;
+
+	if (dep) {
+		nftx_key(r, NFTX_META, NFT_META_NFPROTO, false);
+		nftx_cmp(r, NFT_CMP_EQ, &nfproto, 1);
+	}
+	/* Source at IPv4 offset 12 / IPv6 8, destination at 16 / 24. */
+	nftx_payload(r, NFT_PAYLOAD_NETWORK_HEADER,
+		     a->family == AF_INET ? (src ? 12 : 16) : (src ? 8 : 24), len);
+	prefix_cmp(r, a, len);
+}
+
 /* ct original ip[6] saddr/daddr: the address of the flow's original tuple. */
 void nftx_ct_addr(struct nftnl_rule *r, const struct prefix *a, bool src)
 {
 	uint32_t len = a->family == AF_INET ? 4 : 16;
-	uint8_t mask[16] = { 0 }, zero[16] = { 0 }, want[16];
 	struct nftnl_expr *e = nftnl_expr_alloc("ct");
 
 	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY,
@@ -164,13 +170,7 @@ void nftx_ct_addr(struct nftnl_rule *r, const struct prefix *a, bool src)
 	nftnl_expr_set_u8(e, NFTNL_EXPR_CT_DIR, IP_CT_DIR_ORIGINAL);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
 	nftnl_rule_add_expr(r, e);
-	for (unsigned bit = 0; bit < a->len; bit++)
-		mask[bit / 8] |= (uint8_t)(0x80 >> (bit % 8));
-	for (unsigned i = 0; i < len; i++)
-		want[i] = a->addr[i] & mask[i];
-	if (a->len != len * 8)
-		nftx_bitwise(r, mask, zero, len);
-	nftx_cmp(r, NFT_CMP_EQ, want, len);
+	prefix_cmp(r, a, len);
 }
 
 /*
@@ -245,7 +245,7 @@ void nftx_dnat_same_host(struct nftnl_rule *r, int family, uint16_t port)
 
 	/* Destination at IPv4 offset 16 / IPv6 24, into register 1. */
 	nftx_payload(r, NFT_PAYLOAD_NETWORK_HEADER, family == AF_INET ? 16 : 24,
-		  family == AF_INET ? 4 : 16);
+		     family == AF_INET ? 4 : 16);
 	nftnl_expr_set_u32(imm, NFTNL_EXPR_IMM_DREG, NFT_REG_2);
 	nftnl_expr_set(imm, NFTNL_EXPR_IMM_DATA, &be, sizeof(be));
 	nftnl_rule_add_expr(r, imm);
