@@ -209,7 +209,7 @@ static bool ct_equal(uint32_t a, uint32_t b, uint32_t mask)
 
 enum isn_result isn_verify_syn(const struct kg_key *key, const struct isn_params *p,
 			       const struct isn_input *in, uint32_t isn, uint64_t now,
-			      struct isn_match *ret)
+			       struct isn_match *ret)
 {
 	/* Integrity mode: IH rides in the low half; the MAC covers it. */
 	uint16_t ih = p->integrity_len ? (uint16_t)isn : 0;
@@ -254,7 +254,7 @@ enum isn_result isn_verify_syn(const struct kg_key *key, const struct isn_params
 
 enum isn_result isn_verify_payload(const struct kg_key *key, const struct isn_params *p,
 				   const struct isn_input *in, uint32_t isn, uint64_t epoch,
-				  const uint8_t *payload)
+				   const uint8_t *payload)
 {
 	uint16_t ih;
 

@@ -119,11 +119,11 @@ struct isn_match {
  */
 enum isn_result isn_verify_syn(const struct kg_key *key, const struct isn_params *p,
 			       const struct isn_input *in, uint32_t isn, uint64_t now,
-			      struct isn_match *ret);
+			       struct isn_match *ret);
 
 /* Server side, once integrity_len payload bytes are in. */
 enum isn_result isn_verify_payload(const struct kg_key *key, const struct isn_params *p,
 				   const struct isn_input *in, uint32_t isn, uint64_t epoch,
-				  const uint8_t *payload);
+				   const uint8_t *payload);
 
 #endif

@@ -289,7 +289,7 @@ const struct conf_knock *match_knock(const struct conf *c, int family, const uin
 
 const struct conf_knock *match_knock_from(const struct conf *c, int family,
 					  const uint8_t *src, const uint8_t *dst,
-					      uint16_t port)
+					  uint16_t port)
 {
 	return find_knock(c, family, src, dst, port);
 }

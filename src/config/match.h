@@ -119,7 +119,7 @@ const struct conf_knock *match_knock(const struct conf *c, int family, const uin
  */
 const struct conf_knock *match_knock_from(const struct conf *c, int family,
 					  const uint8_t *src, const uint8_t *dst,
-					      uint16_t port);
+					  uint16_t port);
 
 /* src is in one of k's `from` prefixes. */
 bool match_from(const struct conf_knock *k, int family, const uint8_t *src);

@@ -583,7 +583,7 @@ int ctnl_get(struct ctnl *c, const struct ct_flow *f, struct ct_info *ret)
 /* A knock is one of the flows' valid ISNs, whatever the key and destination. */
 enum isn_result isn_verify_syn(const struct kg_key *key, const struct isn_params *p,
 			       const struct isn_input *in, uint32_t isn, uint64_t now,
-			      struct isn_match *ret)
+			       struct isn_match *ret)
 {
 	int k;
 
@@ -605,7 +605,7 @@ HARNESS static bool true_bytes(const uint8_t *payload)
 /* The bytes verify when they are the client's true ones. */
 enum isn_result isn_verify_payload(const struct kg_key *key, const struct isn_params *p,
 				   const struct isn_input *in, uint32_t isn, uint64_t epoch,
-				  const uint8_t *payload)
+				   const uint8_t *payload)
 {
 	int k, f = flow_by_isn(isn, &k);
 
