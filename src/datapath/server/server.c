@@ -21,7 +21,8 @@
  * listens on: the same work and the same mimic_closed_port() as a probe of
  * a protected port, and the kernel, or our RST, answers as the closed port
  * it is.  verify_work() is the verification every SYN decided here costs:
- * the entry's own, padded to the budget (server.h).
+ * the entry's own (a closed port's SYN: the budget's stand-in entry's),
+ * padded to the budget (server.h).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -79,7 +80,8 @@ static unsigned entry_macs(const struct conf_protect *e, bool no_ts)
 
 void server_budget_of(const struct conf *c, struct server_budget *ret)
 {
-	struct server_budget b = { .key = { -1, -1 } };
+	struct server_budget b = { .key = { -1, -1 }, .standin = { -1, -1 } };
+	unsigned most[2] = { 0, 0 };	/* [no timestamp] the stand-in's MACs */
 
 	for (size_t i = 0; i < c->nprotect && i < CONF_MAX_PROTECT; i++) {
 		const struct conf_protect *e = &c->protect[i];
@@ -91,6 +93,10 @@ void server_budget_of(const struct conf *c, struct server_budget *ret)
 
 			if (n > b.calls[no_ts][e->mode])
 				b.calls[no_ts][e->mode] = n;
+			if (n > most[no_ts] && e->nkeys > 0) {
+				most[no_ts] = n;
+				b.standin[no_ts] = (int)i;
+			}
 		}
 		if (b.key[e->mode] < 0 && e->nkeys > 0)
 			b.key[e->mode] = e->keys[0];
@@ -290,6 +296,7 @@ static int match_key(struct server *s, const struct conf_protect *e,
 			struct isn_match vm;
 
 			s->isn_work += macs;
+			s->isn_calls++;
 			if (isn_verify_syn(&c->keyring.keys[e->keys[k]], &vp, &in, v->seq, s->wall,
 					   &vm) == ISN_OK &&
 			    matched < 0) {
@@ -343,6 +350,7 @@ static void pad_verify(struct server *s, const struct pkt_view *v, const uint8_t
 			struct isn_match vm;
 
 			s->isn_work++;
+			s->isn_calls++;
 			s->pad_sink += (uint32_t)isn_verify_syn(&s->conf->keyring.keys[k], &vp, &in,
 								v->seq + i, s->wall, &vm);
 		}
@@ -350,8 +358,9 @@ static void pad_verify(struct server *s, const struct pkt_view *v, const uint8_t
 }
 
 /*
- * Every SYN decided here (for entry e, or none: a closed port's probe)
- * costs the budget's verifications: e's own (match_key), then the padding.
+ * Every SYN decided here (for entry e: a protected port's, or for a closed
+ * port's probe the stand-in; none when no entry has a key) costs the
+ * budget's verifications: e's own (match_key), then the padding.
  */
 static int verify_work(struct server *s, const struct conf_protect *e, const struct pkt_view *v,
 		       const uint8_t *buf, struct isn_match *ret_match, struct dest *ret_dialled)
@@ -478,9 +487,11 @@ static void handle_syn(struct server *s, struct verdicts *out, const struct nfqu
  * a new connection (SYN, ACK) from prerouting, which the rule coded
  * NEWSYN, or a FIN/NULL/Xmas probe from input.  It gets what the same
  * probe of a protected port gets, step by step: a SYN the guessing check
- * and the verifications (their results unused), then mimic_closed_port():
- * a new connection goes on, for the kernel to answer as the closed port it
- * is; a FIN/NULL/Xmas probe gets our RST.
+ * and the verifications of the budget's stand-in entry (server.h; their
+ * results unused: the same code a refused knock runs, not only as many
+ * MACs), then mimic_closed_port(): a new connection goes on, for the
+ * kernel to answer as the closed port it is; a FIN/NULL/Xmas probe gets
+ * our RST.
  */
 static void answer_unlistened_port(struct server *s, struct verdicts *out,
 				   const struct nfqueue_packet *p, const struct pkt_view *v)
@@ -490,7 +501,10 @@ static void answer_unlistened_port(struct server *s, struct verdicts *out,
 
 	if ((v->flags & (TCP_SYN | TCP_ACK)) == TCP_SYN &&
 	    !guess_penalized(&s->guess, v->family, pkt_src(p->data, v), s->mono)) {
-		(void)verify_work(s, NULL, v, p->data, &vm, &dialled);
+		int si = s->budget.standin[!v->has_ts];
+
+		(void)verify_work(s, si >= 0 ? &s->conf->protect[si] : NULL, v, p->data, &vm,
+				  &dialled);
 		/* A refusal's lookup in the guessing table, counting nothing. */
 		s->pad_sink += guess_known(&s->guess, v->family, pkt_src(p->data, v));
 	}

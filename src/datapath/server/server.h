@@ -42,10 +42,15 @@
 /*
  * Verifications (MACs) a SYN costs, per mode, with and without a TCP
  * timestamp (which decides the native nonce form's work: no secret).
+ * A closed port's SYN runs the verification of a stand-in entry, the
+ * first with the most MACs, with its keys, candidates and epochs: the
+ * same code and the same calls as a refused knock to that entry, so that
+ * neither side's path is warmer in the caches than the other's.
  */
 struct server_budget {
 	unsigned calls[2][2];		/* [SYN without timestamp][enum kg_mode] */
 	int key[2];			/* a key of each mode for the padding, or -1 */
+	int standin[2];			/* [SYN without timestamp] the stand-in entry, or -1 */
 };
 
 struct server {
@@ -53,6 +58,7 @@ struct server {
 	struct server_budget budget;	/* from conf */
 	uint32_t pad_sink;		/* the padding's results go here, unread */
 	uint64_t isn_work;		/* ISN computations done, padding included (tests read it) */
+	uint64_t isn_calls;		/* isn_verify_syn() calls, padding included (tests read it) */
 	struct replay *replay;		/* shared by all queue threads */
 	struct sockkill *sk;		/* may be NULL: then no server-side abort */
 	struct ctnl *ct;		/* clears an integrity flow's conntrack bit */
