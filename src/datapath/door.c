@@ -18,8 +18,12 @@ enum door_way door_classify(const struct marks *m, enum conf_qset set, unsigned 
 	case NF_INET_PRE_ROUTING:
 		return marks_code(m, mark) == m->fwd ? DOOR_CLIENT_ROUTED : DOOR_SERVER;
 	case NF_INET_LOCAL_IN:
-		/* input_closed's probes go to the probe set, the client's to the others. */
-		return set == QSET_PROBE ? DOOR_SERVER : DOOR_CLIENT_IN;
+		/*
+		 * input_closed's probes come on the SYN set (a protected
+		 * port's) or the probe set (a closed port's), the client's
+		 * segments and ICMP errors on the data set.
+		 */
+		return set == QSET_DATA ? DOOR_CLIENT_IN : DOOR_SERVER;
 	case NF_INET_FORWARD:
 		return DOOR_CLIENT_IN;
 	case NF_INET_LOCAL_OUT:

@@ -13,9 +13,9 @@
  *   prerouting   any       other    RK_SYN*, RK_NOCONN*, RK_STRAY_QUEUE,
  *                                   RK_INTEG, RK_INVALID_INTEG, RK_PROBE
  *                                                               DOOR_SERVER
- *   input        probe     any      RK_STRAY_QUEUE, RK_PROBE (input_closed)
- *                                                               DOOR_SERVER
- *   input        syn/data  any      RK_CLIENT_IN*, RK_CLIENT_ICMP  DOOR_CLIENT_IN
+ *   input        syn       any      RK_STRAY_QUEUE (input_closed)  DOOR_SERVER
+ *   input        probe     any      RK_PROBE (input_closed)     DOOR_SERVER
+ *   input        data      any      RK_CLIENT_IN*, RK_CLIENT_ICMP  DOOR_CLIENT_IN
  *   forward      any       any      RK_CLIENT_FWD_IN*, _FWD_ICMP   DOOR_CLIENT_IN
  *   output       any       any      RK_CLIENT_SYN, RK_CLIENT_OUT   DOOR_CLIENT_OUT
  *   postrouting  any       any      RK_INTEG_REPLY              DOOR_SERVER_REPLY

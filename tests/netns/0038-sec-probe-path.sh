@@ -27,12 +27,16 @@ start_sshd
 K=$(key_file k)
 start_server "$(entry 22)"
 
-# queued_at: for every rule of our table that queues, its chain's hook and
-# its packet count, one "hook packets" line each, in table order.
+# queued_at: for every rule of our table that queues, its chain's hook, its
+# queue and its packet count, one "hook queue packets" line each, in table
+# order.
 queued_at() {
 	in_s nft list table inet knockgw 2>/dev/null | awk '
 		$1 == "type" { hook = $4 }
-		/queue num/ { for (i = 1; i < NF; i++) if ($i == "packets") print hook, $(i + 1) }'
+		/queue num/ {
+			for (i = 1; i < NF; i++) if ($i == "num") q = $(i + 1)
+			for (i = 1; i < NF; i++) if ($i == "packets") print hook, q, $(i + 1)
+		}'
 }
 
 # decisions: the daemon's counters that say what it did with a probe.
@@ -47,18 +51,21 @@ print(" ".join(str(s.get(k, 0)) for k in
 # path NAME PORT SRC DST FLAGS: sends the probe and prints what it met:
 # the hooks that queued it (each as often as it did), how many decisions of
 # the daemon it got, whether the daemon answered it itself, and whether an
-# answer came.
+# answer came.  The queues that took it go to $TMP/queues-NAME.
 path() {
 	pa_q0=$(queued_at) pa_d0=$(decisions)
 	probe "$1" "$3" "$4" "$2" 11111111 --flags "$5" --ack 0x22222222 --tsval 4242
 	pa_q1=$(queued_at) pa_d1=$(decisions)
-	python3 - "$pa_q0" "$pa_q1" "$pa_d0" "$pa_d1" "$(flags_of "$1")" <<-'EOP'
+	python3 - "$pa_q0" "$pa_q1" "$pa_d0" "$pa_d1" "$(flags_of "$1")" "$TMP/queues-$1" <<-'EOP'
 	import sys
-	q0, q1, d0, d1, answer = sys.argv[1:]
-	hooks = []
+	q0, q1, d0, d1, answer, qfile = sys.argv[1:]
+	hooks, queues = [], []
 	for a, b in zip(q0.splitlines(), q1.splitlines()):
-	    hook, n0 = a.split()
-	    hooks += [hook] * (int(b.split()[1]) - int(n0))
+	    hook, queue, n0 = a.split()
+	    hooks += [hook] * (int(b.split()[2]) - int(n0))
+	    queues += [queue] * (int(b.split()[2]) - int(n0))
+	with open(qfile, "w") as f:
+	    f.write("".join(q + "\n" for q in queues))
 	d = [int(y) - int(x) for x, y in zip(d0.split(), d1.split())]
 	# syn_refused/noconn/stray (protected) or closed: one decision each
 	decided = d[0] + d[1] + d[2] + d[3]
@@ -83,6 +90,23 @@ for fam in 4 6; do
 		check "IPv$fam $name: the answers are the same, field for field" \
 			rst_alike "p-$name-$fam" "c-$name-$fam"
 	done
+done
+
+# Each side's probes, of every type, come through one queue: a protected
+# port's through the queue its SYNs (the knocks) take, a closed port's
+# through the probe queue, never the knocks'.  So a scan that mixes types
+# warms each side's path as much as the other's: with a protected port's
+# ACK and FIN probes on the probe queue, its SYNs alone took the colder
+# path, and their answers came later than a closed port's (make bench).
+for fam in 4 6; do
+	pq=$(cat "$TMP"/queues-p-*-$fam | sort -u | tr '\n' ' ')
+	cq=$(cat "$TMP"/queues-c-*-$fam | sort -u | tr '\n' ' ')
+	psyn=$(sort -u "$TMP/queues-p-syn-$fam" | tr '\n' ' ')
+	csyn=$(sort -u "$TMP/queues-c-syn-$fam" | tr '\n' ' ')
+	check "IPv$fam: every probe of 22 comes through the queue of its SYNs ($pq; SYN $psyn)" \
+		sh -c "[ '$pq' = '$psyn' ] && [ \$(echo $pq | wc -w) = 1 ]"
+	check "IPv$fam: every probe of 23 comes through one queue ($cq; SYN $csyn), not 22's" \
+		sh -c "[ '$cq' = '$csyn' ] && [ \$(echo $cq | wc -w) = 1 ] && [ '$cq' != '$pq' ]"
 done
 
 # What the path is made of, for the record: a SYN and an ACK are queued at

@@ -1293,9 +1293,9 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 }
 
 /*
- * The queue a packet of step st comes from (nftplan.h): SYNs the SYN set's,
- * probes and segments of no connection the probe set's, the rest (a flow's
- * segments, either way) the data set's.
+ * The queue a packet of step st comes from (nftplan.h): SYNs, probes and
+ * segments of no connection to a protected port the SYN set's, the rest
+ * (a flow's segments, either way) the data set's.
  */
 /*
  * Is p, queued to set, the server's (door.h)?  Its rule's way, and from
@@ -1315,11 +1315,9 @@ static bool server_takes(const struct server *s, enum conf_qset set,
 
 static enum conf_qset set_of(const struct step *st)
 {
-	if (st->k == K_SYN)
-		return QSET_SYN;
-	if (st->k == K_STRAY || st->k == K_BAD ||
+	if (st->k == K_SYN || st->k == K_STRAY || st->k == K_BAD ||
 	    (st->k == K_BARE && (st->code == CODE_NOCONN || st->code == CODE_NEWSYN)))
-		return QSET_PROBE;
+		return QSET_SYN;
 	return QSET_DATA;
 }
 
@@ -1599,8 +1597,9 @@ static void run_scenario(unsigned no, const struct scenario *sc, bool split)
  * Which queued packets are the server's (door.h): told apart by the rule
  * that queued them, its hook and queue set, and at postrouting the reply
  * code from an integrity port.  Each row's packet comes on the set its
- * rule queues to (nftplan.h): input_closed's probes on the probe set, the
- * client's incoming segments on the data set.
+ * rule queues to (nftplan.h): input_closed's probes on the SYN set (a
+ * protected port's) or the probe set (a closed port's), the client's
+ * incoming segments on the data set.
  */
 static void check_dispatch(void)
 {
@@ -1616,6 +1615,10 @@ static void check_dispatch(void)
 		{ NF_INET_PRE_ROUTING, QSET_DATA, TCP_ACK, false, false, true, "a segment at prerouting" },
 		{ NF_INET_LOCAL_IN, QSET_PROBE, TCP_SYN, false, false, true, "input_closed's SYN" },
 		{ NF_INET_LOCAL_IN, QSET_PROBE, TCP_FIN, false, false, true, "input_closed's FIN probe" },
+		{ NF_INET_LOCAL_IN, QSET_SYN, TCP_FIN, false, false, true,
+		  "input_closed's FIN probe of a protected port" },
+		{ NF_INET_LOCAL_IN, QSET_SYN, 0, false, false, true,
+		  "input_closed's NULL probe of a protected port" },
 		{ NF_INET_LOCAL_IN, QSET_DATA, TCP_ACK, false, false, false, "the client's incoming segment" },
 		{ NF_INET_LOCAL_IN, QSET_DATA, TCP_RST, false, false, false, "the client's incoming RST" },
 		{ NF_INET_LOCAL_IN, QSET_DATA, TCP_SYN | TCP_ACK, false, false, false,

@@ -108,18 +108,27 @@ static bool hides(const struct nftplan *p, const struct conf_protect *e)
 	return !p->bypass && e->on_fail == ON_FAIL_RESET;
 }
 
-/* The queue set each kind of rule queues to (the others queue nothing). */
+/*
+ * The queue set each kind of rule queues to (the others queue nothing).
+ * Every probe of a protected port comes on the SYN set, as its SYNs do,
+ * and every probe of a closed port on the probe set: each side's probes,
+ * of whatever type, pass one queue and one path through the daemon, so
+ * a scan that mixes types leaves neither side's path colder in the
+ * caches than the other's (the answer's time would tell).  A flood of
+ * closed ports never reaches the SYN set; one aimed at the protected
+ * port itself reaches it whatever its type, as its SYNs always did.
+ */
 static enum conf_qset qset_of(enum nftplan_kind k)
 {
 	switch (k) {
 	case RK_SYN_HIDE:
 	case RK_SYN:
-	case RK_CLIENT_SYN:
-	case RK_CLIENT_FWD_SYN:
-		return QSET_SYN;
 	case RK_STRAY_QUEUE:
 	case RK_NOCONN_NEW:
 	case RK_NOCONN:
+	case RK_CLIENT_SYN:
+	case RK_CLIENT_FWD_SYN:
+		return QSET_SYN;
 	case RK_PROBE:
 		return QSET_PROBE;
 	default:

@@ -26,16 +26,16 @@
  *                     untracked, loopback, which nat cannot redirect: dropped
  *                     with no daemon)
  *         forward entries: tcp dport P tcp flags & (syn|ack|rst) == 0
- *                     our bits = NOCONN    queue PROBE  (FIN/NULL/Xmas, which never
+ *                     our bits = NOCONN    queue SYN    (FIN/NULL/Xmas, which never
  *                     reach input: the daemon answers like a closed port)
  *           or, with on_fail "drop":  ct state new,invalid, not a SYN   drop
  *         on_fail "reset", not a SYN, no connection conntrack knows (an ACK
  *                     scan, a guessed SYN cookie, a lost flow):
  *           tcp dport P iif != lo ct state new   our bits = NEWSYN
- *                     queue PROBE bypass   (refused like a SYN: the nat chain
+ *                     queue SYN bypass   (refused like a SYN: the nat chain
  *                     sends it to the closed port, the kernel answers)
  *           tcp dport P ct state new,untracked   our bits = NOCONN
- *                     queue PROBE   (loopback, untracked: nat cannot take it;
+ *                     queue SYN     (loopback, untracked: nat cannot take it;
  *                     the daemon answers)
  *         tcp dport P ct mark & CT_INTEG ct direction original
  *                     meta mark set mark & ~MASK                queue DATA  (integrity)
@@ -82,7 +82,7 @@
  *                     firewall here drops is never answered by us)
  *       per protected port of this host (on_fail "reset", and address):
  *         tcp dport P tcp flags & (syn|ack|rst) == 0
- *                     our bits = NOCONN  queue PROBE bypass   (FIN/NULL/Xmas:
+ *                     our bits = NOCONN  queue SYN bypass   (FIN/NULL/Xmas:
  *                     invalid for conntrack, so no nat; the daemon answers)
  *       closed_ports "daemon": tcp iif != lo tcp flags & (syn|ack|rst) == 0
  *         socket transparent 0|1  accept
@@ -149,12 +149,19 @@
  *     chain postrouting_nat {  type nat hook postrouting priority 100; }
  *   }
  *
- * Queues: "queue SYN" is the set of SYNs, queue.num .. num + count - 1;
- * "queue PROBE" and "queue DATA" the probe and data sets (conf_queue_first:
- * by default the count numbers after the SYN set, and the count after
- * those).  Each set has a queue of its own per queue thread, and a thread
- * reads SYNs first, then data, then probes (workers.c): a flood of probes
- * or of integrity segments fills its own queue, never the SYNs'.  The
+ * Queues: "queue SYN" is the set of SYNs and of every other probe of a
+ * protected port, queue.num .. num + count - 1; "queue PROBE" (the probes
+ * of closed ports) and "queue DATA" the probe and data sets
+ * (conf_queue_first: by default the count numbers after the SYN set, and
+ * the count after those).  Each side's probes, of every type, pass one
+ * queue: a scan that mixes types warms both sides' paths alike (with a
+ * protected port's ACKs on the probe set, its SYNs alone took a path the
+ * scan left cold, and were answered later than a closed port's).  Each
+ * set has a queue of its own per queue thread, and a thread reads SYNs
+ * first, then data, then probes (workers.c): a flood of closed ports or
+ * of integrity segments fills its own queue, never the SYNs'; a flood
+ * aimed at a protected port meets the knocks whatever its type, as its
+ * SYNs always did.  The
  * kernel spreads a set's packets over its queues by address (the same
  * hash for every set), so one connection's SYN, probes and data meet the
  * same thread.
@@ -197,7 +204,8 @@
  * Each hook the daemon queues from tells the roles apart (door.h):
  * prerouting and postrouting are the server's, output the client's; input
  * carries the client's incoming user-path segments (on the data set), and
- * input_closed's probes (on the probe set).  The
+ * input_closed's probes (a protected port's on the SYN set, a closed
+ * port's on the probe set).  The
  * gateway's are told apart too: at prerouting, a routed SYN or (user path)
  * a routed flow's later packet going out carries the FWD code (the
  * server's rules clear our bits before they queue); forward is the
