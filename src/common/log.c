@@ -241,3 +241,42 @@ void log_peer_event(struct log_ratelimit *rl, uint64_t now, int level, const str
 	vlog_event(level, ev, fmt, ap);
 	va_end(ap);
 }
+
+void log_peer_event_later(struct log_later *l, struct log_ratelimit *rl, uint64_t now, int level,
+			  const struct log_event *ev, const char *fmt, ...)
+{
+	struct log_later_msg *m;
+	va_list ap;
+
+	if (!peer_turn(rl, now, level))
+		return;
+	va_start(ap, fmt);
+	if (l->n >= LOG_LATER_MAX) {
+		vlog_event(level, ev, fmt, ap);
+		va_end(ap);
+		return;
+	}
+	m = &l->m[l->n++];
+	m->pri = level;
+	m->has_event = ev != NULL;
+	if (ev) {
+		m->ev = *ev;
+		snprintf(m->source, sizeof(m->source), "%s", ev->source ? ev->source : "");
+		snprintf(m->key, sizeof(m->key), "%s", ev->key ? ev->key : "");
+		m->ev.source = ev->source ? m->source : NULL;
+		m->ev.key = ev->key ? m->key : NULL;
+	}
+	vsnprintf(m->msg, sizeof(m->msg), fmt, ap);
+	va_end(ap);
+}
+
+void log_later_flush(struct log_later *l)
+{
+	for (unsigned i = 0; i < l->n && i < LOG_LATER_MAX; i++) {
+		const struct log_later_msg *m = &l->m[i];
+
+		if (m->pri <= log_getlevel())
+			emit(m->pri, m->has_event ? &m->ev : NULL, m->msg);
+	}
+	l->n = 0;
+}

@@ -114,7 +114,7 @@ static const enum conf_qset read_order[QSET_MAX] = { QSET_SYN, QSET_DATA, QSET_P
  * One batch from queue set: its verdicts go out with it (nfqueue_recv),
  * and so does what it decided for the others (held integrity segments wait
  * in the data queue whichever packet ends their flow) and its closed-port
- * answers.  Packets handled, or -errno.
+ * answers; its log lines after all of those.  Packets handled, or -errno.
  */
 static int read_batch(struct worker *w, enum conf_qset set)
 {
@@ -125,6 +125,8 @@ static int read_batch(struct worker *w, enum conf_qset set)
 		if (i != (int)set)
 			nfqueue_flush(w->q[i]);
 	w->srv.cnt.c[SC_rst_send_error] += (uint64_t)rawsock_flush(w->rs);
+	/* The knocks' log lines, now that no packet waits for them. */
+	log_later_flush(&w->srv.later);
 	return n;
 }
 

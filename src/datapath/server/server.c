@@ -259,10 +259,10 @@ static void refuse_knock(struct server *s, struct verdicts *out, const struct nf
 	/* A flood passes here: format the address only when it will be shown. */
 	if (log_getlevel() >= LOG_DEBUG) {
 		addr_str(v, pkt_src(p->data, v), src, sizeof(src));
-		log_peer_event(&s->rl, s->mono, LOG_DEBUG,
-			       &(struct log_event){ LOG_EV_KNOCK_REFUSED, src, v->dport, NULL },
-			       "refused SYN from %s port %u to port %u: %s", src, v->sport, v->dport,
-			       server_counter_name(why));
+		log_peer_event_later(&s->later, &s->rl, s->mono, LOG_DEBUG,
+				     &(struct log_event){ LOG_EV_KNOCK_REFUSED, src, v->dport, NULL },
+				     "refused SYN from %s port %u to port %u: %s", src, v->sport,
+				     v->dport, server_counter_name(why));
 	}
 	mimic_closed_port(s, out, p, v, s->conf->protect[pi].on_fail, false);
 }
@@ -476,10 +476,12 @@ static void handle_syn(struct server *s, struct verdicts *out, const struct nfqu
 	s->cnt.port_accepted[pi]++;
 	s->cnt.key_accepted[matched]++;
 	addr_str(v, src, a, sizeof(a));
-	log_peer_event(&s->rl, s->mono, LOG_INFO,
-		       &(struct log_event){ LOG_EV_KNOCK_ACCEPTED, a, v->dport, c->keys[matched].name },
-		       "knock from %s port %u to port %u accepted with key \"%s\"", a, v->sport,
-		       v->dport, c->keys[matched].name);
+	/* Written once the batch's verdicts are out (log.h, log_later). */
+	log_peer_event_later(&s->later, &s->rl, s->mono, LOG_INFO,
+			     &(struct log_event){ LOG_EV_KNOCK_ACCEPTED, a, v->dport,
+						  c->keys[matched].name },
+			     "knock from %s port %u to port %u accepted with key \"%s\"", a, v->sport,
+			     v->dport, c->keys[matched].name);
 }
 
 /*

@@ -67,6 +67,7 @@ struct server {
 	uint64_t mono, wall;		/* seconds; set by the caller before each batch */
 	struct server_counters cnt;
 	struct log_ratelimit rl;
+	struct log_later later;		/* knocks' lines, written after their verdicts */
 	struct log_ratelimit rl_full;	/* "table full" warnings, apart from peers' */
 	struct guess guess;		/* refused knocks per source prefix */
 	struct log_ratelimit rl_guess;	/* its reports, apart from peers' */
