@@ -272,11 +272,11 @@ void log_peer_event_later(struct log_later *l, struct log_ratelimit *rl, uint64_
 
 void log_later_flush(struct log_later *l)
 {
+	/* The level was the rate limit's turn to check, when it was held. */
 	for (unsigned i = 0; i < l->n && i < LOG_LATER_MAX; i++) {
 		const struct log_later_msg *m = &l->m[i];
 
-		if (m->pri <= log_getlevel())
-			emit(m->pri, m->has_event ? &m->ev : NULL, m->msg);
+		emit(m->pri, m->has_event ? &m->ev : NULL, m->msg);
 	}
 	l->n = 0;
 }

@@ -1293,11 +1293,6 @@ static void check_side_effects(struct run *r, unsigned step, size_t from, const 
 }
 
 /*
- * The queue a packet of step st comes from (nftplan.h): SYNs, probes and
- * segments of no connection to a protected port the SYN set's, the rest
- * (a flow's segments, either way) the data set's.
- */
-/*
  * Is p, queued to set, the server's (door.h)?  Its rule's way, and from
  * postrouting the service's side of an integrity flow.
  */
@@ -1313,6 +1308,11 @@ static bool server_takes(const struct server *s, enum conf_qset set,
 	       server_is_reply(s, p, &v);
 }
 
+/*
+ * The queue a packet of step st comes from (nftplan.h): SYNs, probes and
+ * segments of no connection to a protected port the SYN set's, the rest
+ * (a flow's segments, either way) the data set's.
+ */
 static enum conf_qset set_of(const struct step *st)
 {
 	if (st->k == K_SYN || st->k == K_STRAY || st->k == K_BAD ||
