@@ -39,6 +39,16 @@ queued_at() {
 		}'
 }
 
+# nat_rewrites: the packets our nat rules rewrote (a refusal's redirect to
+# rules.refuse_port, a closed port's source-port rewrite), summed.
+nat_rewrites() {
+	in_s nft list table inet knockgw 2>/dev/null | awk '
+		/redirect to|snat |dnat to/ {
+			for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1)
+		}
+		END { print n + 0 }'
+}
+
 # decisions: the daemon's counters that say what it did with a probe.
 decisions() {
 	status_json | python3 -c '
@@ -50,15 +60,18 @@ print(" ".join(str(s.get(k, 0)) for k in
 
 # path NAME PORT SRC DST FLAGS: sends the probe and prints what it met:
 # the hooks that queued it (each as often as it did), how many decisions of
-# the daemon it got, whether the daemon answered it itself, and whether an
+# the daemon it got, whether the daemon answered it itself, how many nat
+# rewrites it met (an answer of the kernel's passes one on either side:
+# conntrack rewrites the probe and, back, its answer), and whether an
 # answer came.  The queues that took it go to $TMP/queues-NAME.
 path() {
-	pa_q0=$(queued_at) pa_d0=$(decisions)
+	pa_q0=$(queued_at) pa_d0=$(decisions) pa_n0=$(nat_rewrites)
 	probe "$1" "$3" "$4" "$2" 11111111 --flags "$5" --ack 0x22222222 --tsval 4242
-	pa_q1=$(queued_at) pa_d1=$(decisions)
-	python3 - "$pa_q0" "$pa_q1" "$pa_d0" "$pa_d1" "$(flags_of "$1")" "$TMP/queues-$1" <<-'EOP'
+	pa_q1=$(queued_at) pa_d1=$(decisions) pa_n1=$(nat_rewrites)
+	python3 - "$pa_q0" "$pa_q1" "$pa_d0" "$pa_d1" "$(flags_of "$1")" "$TMP/queues-$1" \
+		$((pa_n1 - pa_n0)) <<-'EOP'
 	import sys
-	q0, q1, d0, d1, answer, qfile = sys.argv[1:]
+	q0, q1, d0, d1, answer, qfile, nat = sys.argv[1:]
 	hooks, queues = [], []
 	for a, b in zip(q0.splitlines(), q1.splitlines()):
 	    hook, queue, n0 = a.split()
@@ -69,8 +82,8 @@ path() {
 	d = [int(y) - int(x) for x, y in zip(d0.split(), d1.split())]
 	# syn_refused/noconn/stray (protected) or closed: one decision each
 	decided = d[0] + d[1] + d[2] + d[3]
-	print("queued at [%s], %d decision(s), daemon's RSTs %d, answer %s"
-	      % (" ".join(sorted(hooks)), decided, d[5], answer))
+	print("queued at [%s], %d decision(s), daemon's RSTs %d, nat rewrites %s, answer %s"
+	      % (" ".join(sorted(hooks)), decided, d[5], nat, answer))
 	EOP
 }
 
@@ -114,8 +127,54 @@ done
 # closed port), a FIN/NULL/Xmas probe is queued at input and answered by the
 # daemon, a Maimon probe is answered by the kernel alone.
 check "a SYN: queued once, at prerouting, answered by the kernel" \
-	sh -c "[ \"$(path p-syn-again 22 $C4 $S4 syn)\" = 'queued at [prerouting], 1 decision(s), daemon'\"'\"'s RSTs 0, answer RA' ]"
+	sh -c "[ \"$(path p-syn-again 22 $C4 $S4 syn)\" = 'queued at [prerouting], 1 decision(s), daemon'\"'\"'s RSTs 0, nat rewrites 1, answer RA' ]"
 check "a FIN: queued once, at input, answered by the daemon" \
-	sh -c "[ \"$(path p-fin-again 22 $C4 $S4 fin)\" = 'queued at [input], 1 decision(s), daemon'\"'\"'s RSTs 1, answer RA' ]"
+	sh -c "[ \"$(path p-fin-again 22 $C4 $S4 fin)\" = 'queued at [input], 1 decision(s), daemon'\"'\"'s RSTs 1, nat rewrites 0, answer RA' ]"
+
+# A probe sent again meets the same path and gets the same answer.  The
+# kernel's IPv6 flow label of its answer is a hash of the connection's
+# tuple as TCP sees it, after the nat of either side (the redirect of 22's
+# refusal, the source-port rewrite of 23's): each must map a tuple one for
+# one, or the same probe sent twice to a closed port would get two labels
+# where a protected port's gets one.
+for port in 22 23; do
+	for i in 1 2; do
+		in_c $PROBER probe --iface vc --src $C6 --dst $S6 --sport 49999 --dport $port \
+			--seq 0x11111111 >"$TMP/again-$port-$i.json"
+	done
+	l1=$(json "$TMP/again-$port-1.json" "(j['answer'] or {}).get('flowlabel')")
+	l2=$(json "$TMP/again-$port-2.json" "(j['answer'] or {}).get('flowlabel')")
+	check "IPv6: the same SYN to $port twice gets the same flow label twice ($l1, $l2)" \
+		sh -c "[ '$l1' = '$l2' ] && [ '$l1' != None ]"
+done
+
+# With many entries a closed port's probe passes the rules of every entry
+# in chain prerouting and the nat chain, a protected port's only those up
+# to its own: each rule must leave a probe of another port on a compare of
+# the port, not on a route lookup (fib), or what a probe costs before the
+# queue grows with the entries listed before its port (measured with the
+# lookup first: with 20 entries, the first one's probes were answered 4-5
+# us sooner than a closed port's).  print-rules shows the plan the daemon
+# installs (0008).
+entries=""
+for p in $(seq 8001 8020); do entries="$entries${entries:+, }$(entry $p)"; done
+key_conf "$TMP/many.conf" "$entries" "control_socket = \"$TMP/many.sock\";"
+"$KNOCKGW" print-rules -c "$TMP/many.conf" >"$TMP/many.nft"
+cat >"$TMP/portfirst.py" <<'EOP'
+import re, sys
+chain, rules, late = None, 0, []
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*chain (\S+) \{", line)
+    if m:
+        chain = m.group(1)
+    elif chain in ("prerouting", "prerouting_nat") and "tcp dport" in line:
+        rules += 1
+        if "fib" in line and line.index("fib") < line.index("tcp dport"):
+            late.append(line.strip())
+print("%d rules with a port; the route looked up first in: %s" % (rules, late[:2]))
+sys.exit(0 if rules >= 20 * 5 and not late else 1)
+EOP
+check "20 entries: every rule of chain prerouting and the nat chain compares its port before a route lookup" \
+	python3 "$TMP/portfirst.py" "$TMP/many.nft"
 check "a valid knock still reaches sshd (SYN-ACK)" knock_gets SA "$K" 22 $C4 $S4
 finish

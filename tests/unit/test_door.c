@@ -63,9 +63,10 @@ static const struct kind_row {
 	{ RK_PROBE_SOCKET, false, 0, 0 },
 	/* CLEARED at input_closed; NEWSYN at prerouting_closed (check_plan) */
 	{ RK_PROBE, true, CLEARED, DOOR_SERVER },
+	{ RK_PROBE_SNAT, false, 0, 0 },
 };
 
-enum { NKINDS = RK_PROBE + 1, OTHER_BITS = 0x00000abc };
+enum { NKINDS = RK_PROBE_SNAT + 1, OTHER_BITS = 0x00000abc };
 
 static const char *const confs[] = {
 	"keys = ( { name = \"k\"; secret = \"Magic secret string\"; } );\n"

@@ -106,6 +106,20 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		nftx_socket_transparent(r, ru->value);
 		nftx_verdict(r, NF_ACCEPT);
 		return;
+	case RK_PROBE_SNAT: {
+		/* A closed port's new connection, still coded NEWSYN (nftplan.c). */
+		int family = ru->value == 4 ? AF_INET : AF_INET6;
+		uint8_t nfproto = ru->value == 4 ? NFPROTO_IPV4 : NFPROTO_IPV6;
+
+		nftx_key(r, NFTX_META, NFT_META_NFPROTO, false);
+		nftx_cmp(r, NFT_CMP_EQ, &nfproto, 1);
+		nftx_l4_tcp(r);
+		nftx_key(r, NFTX_META, NFT_META_MARK, false);
+		nftx_masked_eq32(r, m->mask, m->newsyn, NFT_CMP_EQ);
+		nftx_counter(r);
+		nftx_snat_sport_flip(r, family);
+		return;
+	}
 	case RK_PROBE:
 		nftx_probe_prefix(r, ru->chain);
 		if (ru->local)
@@ -143,8 +157,6 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	default:
 		break;
 	}
-	if (ru->local)
-		nftx_fib_local(r);
 	if (ru->from) {
 		/* Gateway rules: the source first, whichever prefix it is. */
 		nftx_addr(r, ru->addr_is_src ? ru->addr : ru->from, true, true);
@@ -153,6 +165,13 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		nftx_addr(r, ru->addr, ru->addr_is_src, true);
 	}
 	nftx_tcp_port(r, ru->port, ru->addr_is_src);
+	/*
+	 * After the port: a probe of another port leaves the rule on a
+	 * compare, not a route lookup, so what it costs to pass an entry's
+	 * rules hardly depends on how many there are (nftplan.h, timing).
+	 */
+	if (ru->local)
+		nftx_fib_local(r);
 	switch (ru->kind) {
 	case RK_SYN_HIDE:
 	case RK_SYN:

@@ -56,6 +56,7 @@ static const struct nftplan_chain_def chains[CH_MAX] = {
 	[CH_INPUT_ICMP] = { "input_icmp", "filter", NF_INET_LOCAL_IN, ICMP_PRIORITY },
 	[CH_FORWARD_ICMP] = { "forward_icmp", "filter", NF_INET_FORWARD, ICMP_PRIORITY },
 	[CH_POSTROUTING_NAT] = { "postrouting_nat", "nat", NF_INET_POST_ROUTING, SRCNAT_PRIORITY },
+	[CH_INPUT_CLOSED_NAT] = { "input_closed_nat", "nat", NF_INET_LOCAL_IN, SRCNAT_PRIORITY },
 };
 
 const struct nftplan_chain_def *nftplan_chain_def(enum nftplan_chain ch)
@@ -384,6 +385,22 @@ static void plan_closed(struct nftplan *p, const struct conf *c)
 		if (ch == CH_INPUT_CLOSED)
 			break;
 	}
+	/*
+	 * A protected port's refused connection is answered through the nat
+	 * chain's redirect: conntrack rewrites the SYN and, back, the kernel's
+	 * RST.  A closed port's new connection (still coded NEWSYN: the daemon
+	 * lets it go on as it came) gets a rewrite of its own, of the source
+	 * port, once the host's filter chains have seen it as it came: the
+	 * same nat work, there and back, so neither side's answer leaves the
+	 * other's path colder in the caches (its absence was what was left of
+	 * the SYN and ACK timing gaps).  The new port is the old one with its
+	 * top bit flipped: one for one, so a repeated probe meets the same
+	 * tuple, and the kernel's IPv6 flow label of the answer (a hash of
+	 * that tuple) repeats as a protected port's does.
+	 */
+	for (uint8_t fam = 4; fam <= 6; fam += 2)
+		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_SNAT,
+						    .chain = CH_INPUT_CLOSED_NAT, .value = fam });
 }
 
 static int make(const struct conf *c, struct nftplan *p, bool hiding)

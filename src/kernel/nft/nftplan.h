@@ -17,8 +17,11 @@
  *                     (the daemon's REPEAT of a valid integrity SYN: the SYN
  *                     rule below queues it again and the daemon lets it pass)
  *       per protected port (and address, when limited); every rule only
- *       for this host's own addresses (fib daddr type local), as dialled,
- *       but a forward entry's, which name the routed hosts it protects:
+ *       for this host's own addresses (fib daddr type local, looked up
+ *       after the port: a probe of another port leaves the rule on a
+ *       compare, so passing an entry costs about the same whichever it
+ *       is), as dialled, but a forward entry's, which name the routed
+ *       hosts it protects:
  *         tcp dport P SYN iif != lo ct state new  our bits = NEWSYN  queue SYN bypass
  *                     (on_fail "reset" and no fail_open: with no daemon the
  *                     packet goes on to the nat chain, which refuses it)
@@ -91,6 +94,15 @@
  *     }
  *     chain input_late {  type filter hook input priority 11;
  *       meta mark & MASK == NOCONN  reject with tcp reset }
+ *     and the closed ports' new connections (SYN, ACK, window scans), which
+ *     the daemon let go on as they came, still coded NEWSYN, once the
+ *     host's filter chains have seen them as they came:
+ *     chain input_closed_nat {  type nat hook input priority 100;
+ *       meta mark & MASK == NEWSYN  snat to (its source):(its port ^ 0x8000)
+ *                     (the nat work a protected port's refusal gets from
+ *                     the redirect, there and back; one for one, so the
+ *                     answer to a repeated probe repeats, IPv6 flow label
+ *                     and all) }
  *     with an integrity entry: the service's side of those flows (pending.h),
  *     after any DNAT is undone, so with the addresses the client dialled
  *     chain postrouting {  type filter hook postrouting priority 110;
@@ -188,10 +200,12 @@
  * closed port meets too, scan type by scan type, so that neither the answer
  * nor its time tells them apart: a new connection (SYN, ACK, window scan)
  * is queued at prerouting, gets a refused knock's work in the daemon and
- * an accept, and the kernel answers it (the protected port's through the
- * nat redirect, the closed port's as itself: a port another firewall here
- * drops must stay silent, which a redirect would undo, as the input
- * filter would then see the closed port's number, not the dialled one); a
+ * an accept, and the kernel answers it, each through one nat rewrite (the
+ * protected port's through the nat redirect; the closed port's as itself,
+ * its source port rewritten once the host's filter has seen it: a port
+ * another firewall here drops must stay silent, which a redirect would
+ * undo, as the input filter would then see the closed port's number, not
+ * the dialled one); a
  * FIN/NULL/Xmas probe, which conntrack calls invalid and nat cannot move,
  * is queued at input after the host's filter chains and answered with the
  * daemon's RST on both sides; a Maimon probe (FIN+ACK, invalid) is
@@ -236,6 +250,7 @@ enum nftplan_chain {
 	CH_INPUT_ICMP,		/* ICMP errors about this host's translated flows */
 	CH_FORWARD_ICMP,	/* ... about the routed ones */
 	CH_POSTROUTING_NAT,	/* gateway: an empty nat chain, so conntrack applies NAT */
+	CH_INPUT_CLOSED_NAT,	/* closed ports' new connections: the nat a refusal takes */
 	CH_MAX
 };
 
@@ -279,6 +294,8 @@ enum nftplan_kind {
 	RK_PROBE_SKIP,		/* ... a protected port: decided in chain prerouting */
 	RK_PROBE_SOCKET,	/* ... a socket answers (value = transparent) */
 	RK_PROBE,		/* ... none does, a port of this host: queue, bypass */
+	RK_PROBE_SNAT,		/* ... its new connection, past the host's filter: nat
+				 * the source port (value = 4 or 6, the family) */
 };
 
 struct nftplan_rule {
@@ -295,7 +312,8 @@ struct nftplan_rule {
 	bool bypass;			/* queue with bypass (a later rule answers) */
 	uint8_t qset;			/* enum conf_qset: the set it queues to */
 	int entry_line;
-	uint8_t value;			/* RK_PROBE_SOCKET: the socket's transparent flag */
+	uint8_t value;			/* RK_PROBE_SOCKET: the socket's transparent flag;
+					 * RK_PROBE_SNAT: the family, 4 or 6 */
 };
 
 struct nftplan {

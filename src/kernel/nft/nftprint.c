@@ -84,6 +84,12 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		print_queue(f, p, r, r->bypass);
 		fputc('\n', f);
 		return;
+	case RK_PROBE_SNAT:
+		fprintf(f, "meta nfproto %s meta l4proto tcp meta mark & 0x%08x == 0x%08x counter "
+			   "snat %s to %s saddr : tcp sport ^ 32768\n",
+			r->value == 4 ? "ipv4" : "ipv6", m->mask, m->newsyn,
+			r->value == 4 ? "ip" : "ip6", r->value == 4 ? "ip" : "ip6");
+		return;
 	case RK_NAT_ACCEPTED:
 		fprintf(f, "tcp flags & (syn | ack) == syn meta mark & 0x%08x == 0x%08x "
 			   "meta mark set meta mark & 0x%08x counter accept\n",
@@ -108,8 +114,6 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 	default:
 		break;
 	}
-	if (r->local)
-		fputs("fib daddr type local ", f);
 	if (r->from) {
 		/* Gateway rules: the source first, whichever prefix it is. */
 		print_addr(f, r->addr_is_src ? r->addr : r->from, true);
@@ -118,6 +122,8 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		print_addr(f, r->addr, r->addr_is_src);
 	}
 	fprintf(f, "tcp %s %u ", r->addr_is_src ? "sport" : "dport", r->port);
+	if (r->local)
+		fputs("fib daddr type local ", f);
 	switch (r->kind) {
 	case RK_SYN_HIDE:
 	case RK_SYN:
@@ -313,6 +319,8 @@ static const char *kind_name(enum nftplan_kind k)
 		return "closed_ports listener rule (closed_ports \"daemon\"; needs nft_socket)";
 	case RK_PROBE:
 		return "closed_ports rule";
+	case RK_PROBE_SNAT:
+		return "closed_ports nat rule (closed_ports \"daemon\"; needs nft_nat)";
 	}
 	return "rule";
 }

@@ -257,6 +257,39 @@ void nftx_dnat_same_host(struct nftnl_rule *r, int family, uint16_t port)
 	nftnl_rule_add_expr(r, e);
 }
 
+/*
+ * snat to (the packet's own source):(its source port ^ 0x8000), family's
+ * addresses: a port that always changes, one for one (nftplan.c).
+ */
+void nftx_snat_sport_flip(struct nftnl_rule *r, int family)
+{
+	struct nftnl_expr *sport = nftnl_expr_alloc("payload");
+	struct nftnl_expr *flip = nftnl_expr_alloc("bitwise");
+	struct nftnl_expr *e = nftnl_expr_alloc("nat");
+	uint16_t mask = 0xffff, top = htons(0x8000);
+
+	/* Source at IPv4 offset 12 / IPv6 8, into register 1. */
+	nftx_payload(r, NFT_PAYLOAD_NETWORK_HEADER, family == AF_INET ? 12 : 8,
+		     family == AF_INET ? 4 : 16);
+	nftnl_expr_set_u32(sport, NFTNL_EXPR_PAYLOAD_BASE, NFT_PAYLOAD_TRANSPORT_HEADER);
+	nftnl_expr_set_u32(sport, NFTNL_EXPR_PAYLOAD_OFFSET, 0);
+	nftnl_expr_set_u32(sport, NFTNL_EXPR_PAYLOAD_LEN, 2);
+	nftnl_expr_set_u32(sport, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_2);
+	nftnl_rule_add_expr(r, sport);
+	nftnl_expr_set_u32(flip, NFTNL_EXPR_BITWISE_SREG, NFT_REG_2);
+	nftnl_expr_set_u32(flip, NFTNL_EXPR_BITWISE_DREG, NFT_REG_2);
+	nftnl_expr_set_u32(flip, NFTNL_EXPR_BITWISE_LEN, sizeof(mask));
+	nftnl_expr_set(flip, NFTNL_EXPR_BITWISE_MASK, &mask, sizeof(mask));
+	nftnl_expr_set(flip, NFTNL_EXPR_BITWISE_XOR, &top, sizeof(top));
+	nftnl_rule_add_expr(r, flip);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_TYPE, NFT_NAT_SNAT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
+	nftnl_rule_add_expr(r, e);
+}
+
 void nftx_reject_rst(struct nftnl_rule *r)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("reject");

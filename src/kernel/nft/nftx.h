@@ -84,6 +84,9 @@ void nftx_redirect(struct nftnl_rule *r, uint16_t port);
 /* dnat to (the packet's own destination):port, family's addresses. */
 void nftx_dnat_same_host(struct nftnl_rule *r, int family, uint16_t port);
 
+/* snat to (its own source):(its source port ^ 0x8000), family's addresses. */
+void nftx_snat_sport_flip(struct nftnl_rule *r, int family);
+
 /* reject with tcp reset. */
 void nftx_reject_rst(struct nftnl_rule *r);
 
