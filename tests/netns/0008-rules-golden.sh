@@ -39,7 +39,10 @@ protect = (
 	{ port = 22; mode = "knock"; keys = [ "legacy" ]; },
 	{ port = 2222; mode = "knock"; keys = [ "legacy" ]; on_fail = "drop";
 	  addresses = [ "192.0.2.2", "2001:db8::/64" ]; },
-	{ port = 443; mode = "knock"; keys = [ "legacy" ]; integrity_len = 16; }
+	{ port = 443; mode = "knock"; keys = [ "legacy" ]; integrity_len = 16; },
+	{ port = 8022; mode = "knock"; keys = [ "legacy" ]; },
+	{ port = 8023; mode = "knock"; keys = [ "legacy" ]; on_fail = "drop"; },
+	{ port = 8024; mode = "knock"; keys = [ "legacy" ]; on_fail = "drop"; }
 );
 knock = (
 	{ dst = "198.51.100.0/24"; port = 22; mode = "knock"; key = "legacy"; },

@@ -8,9 +8,11 @@
  * on, the host's chains see a new connection to port R, DNAT'ed (ct status
  * dnat), carrying knockgw's mark code; before it, a SYN to P.  The other
  * packet is a SYN to an unused port U of this host (nothing listens, no
- * DNAT).  Both come from the same remote prober: same source, interface,
- * TCP options; every field but the port (and what the redirect changed) is
- * alike, unknown but equal for the two.
+ * DNAT; knockgw's closed ports' nat rewrites its source port at input
+ * priority 100, which the judge does not follow: a filter chain of the
+ * host's past that priority is rare).  Both come from the same remote
+ * prober: same source, interface, TCP options; every field but the port
+ * (and what the redirect changed) is alike, unknown but equal for the two.
  *
  * The judge walks, for the probe's family, the base chains of other tables
  * that such a packet meets on its way in (netdev ingress, prerouting and

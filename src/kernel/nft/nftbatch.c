@@ -10,6 +10,7 @@
  * matched to the messages by sequence number (nl.h's ledger), so the
  * deadline only ends the wait for answers that were lost.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
@@ -24,17 +25,20 @@
 #include <libnftnl/chain.h>
 #include <libnftnl/common.h>
 #include <libnftnl/rule.h>
+#include <libnftnl/set.h>
 #include <libnftnl/table.h>
 
 #include "kernel/nft/nftbatch.h"
 #include "kernel/nft/nftexpr.h"
 #include "kernel/nft/nftprint.h"
+#include "kernel/nft/nftx.h"
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
 #endif
 
 enum {
+	NFTBATCH_TYPE_INET_SERVICE = 13,	/* nft's datatype of a port, for `nft list` */
 	BATCH_PAGE_BYTES = 1 << 20,
 	/* Room past a page's limit for the message that crosses it: larger
 	 * than any one message (a netlink attribute's length is 16 bits). */
@@ -185,17 +189,62 @@ void nftbatch_destroy_chain(struct nftbatch *bt, const char *table, enum nftplan
 	chain_only(bt, table, ch, NFTBATCH_MSG_DESTROYCHAIN, "destroy chain");
 }
 
+/*
+ * The anonymous set of rule ru's ports (constant: it lives and goes with
+ * the rule), its elements, and its id in this batch; 0 when out of memory.
+ */
+static uint32_t port_set(struct nftbatch *bt, const char *table, const struct nftplan_rule *ru,
+			 const char *what)
+{
+	struct nftnl_set *s = nftnl_set_alloc();
+	uint32_t id = ++bt->sets;
+
+	if (!s)
+		return 0;
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, table);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, NFTX_ANON_SET);
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_set_u32(s, NFTNL_SET_ID, id);
+	nftnl_set_set_u32(s, NFTNL_SET_FLAGS, NFT_SET_ANONYMOUS | NFT_SET_CONSTANT);
+	nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE, NFTBATCH_TYPE_INET_SERVICE);
+	nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, sizeof(uint16_t));
+	for (uint16_t i = 0; i < ru->nports; i++) {
+		struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+		uint16_t be = htons(ru->ports[i]);
+
+		if (!e) {
+			nftnl_set_free(s);
+			return 0;
+		}
+		nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, &be, sizeof(be));
+		nftnl_set_elem_add(s, e);
+	}
+	nftnl_set_nlmsg_build_payload(batch_msg(bt, NFT_MSG_NEWSET, NLM_F_CREATE, what), s);
+	batch_update(bt);
+	nftnl_set_elems_nlmsg_build_payload(batch_msg(bt, NFT_MSG_NEWSETELEM, NLM_F_CREATE, what),
+					    s);
+	batch_update(bt);
+	nftnl_set_free(s);
+	return id;
+}
+
 void nftbatch_rule(struct nftbatch *bt, const char *table, const struct nftplan_rule *ru,
 		   const struct nftplan *p, enum nft_queue_kind kind)
 {
-	struct nftnl_rule *r = nftexpr_rule(table, ru, p, kind);
 	char what[NL_WHAT_LEN];
+	uint32_t set_id = 0;
+	struct nftnl_rule *r;
 
+	nftprint_rule_what(ru, what, sizeof(what));
+	if (ru->nports > 1 && (set_id = port_set(bt, table, ru, what)) == 0) {
+		bt->failed = -ENOMEM;
+		return;
+	}
+	r = nftexpr_rule(table, ru, p, kind, set_id);
 	if (!r) {
 		bt->failed = -ENOMEM;
 		return;
 	}
-	nftprint_rule_what(ru, what, sizeof(what));
 	nftnl_rule_nlmsg_build_payload(
 		batch_msg(bt, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, what), r);
 	nftnl_rule_free(r);

@@ -30,6 +30,7 @@ struct nftbatch {
 	struct nftnl_batch *b;
 	struct nl_acks acks;	/* each message's name and answer */
 	int failed;		/* -errno: the batch is incomplete, never sent */
+	uint32_t sets;		/* anonymous sets made so far (their ids) */
 };
 
 /* Starts a batch (its BEGIN message); 0 or -ENOMEM. */

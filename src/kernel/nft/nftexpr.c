@@ -81,8 +81,20 @@ static void build_mark_rule(struct nftnl_rule *r, const struct marks *m)
 	nftx_counter(r);
 }
 
+/*
+ * Only to this host's own addresses (fib daddr type local): the one route
+ * lookup of a rule, after its port and every cheaper test, so that a probe
+ * another test refuses (another port; a Maimon probe, which no rule of a
+ * protected port queues) never pays it, as a closed port's probe does not.
+ */
+static void local_last(struct nftnl_rule *r, const struct nftplan_rule *ru)
+{
+	if (ru->local)
+		nftx_fib_local(r);
+}
+
 static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, const struct nftplan *p,
-		       enum nft_queue_kind kind)
+		       enum nft_queue_kind kind, uint32_t set_id)
 {
 	uint8_t dir_original = 0, dir_reply = 1;	/* IP_CT_DIR_ORIGINAL, _REPLY */
 	const struct marks *m = &p->m;
@@ -164,14 +176,10 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	} else if (ru->addr) {
 		nftx_addr(r, ru->addr, ru->addr_is_src, true);
 	}
-	nftx_tcp_port(r, ru->port, ru->addr_is_src);
-	/*
-	 * After the port: a probe of another port leaves the rule on a
-	 * compare, not a route lookup, so what it costs to pass an entry's
-	 * rules hardly depends on how many there are (nftplan.h, timing).
-	 */
-	if (ru->local)
-		nftx_fib_local(r);
+	if (ru->nports > 1)
+		nftx_tcp_port_set(r, set_id, ru->addr_is_src);
+	else
+		nftx_tcp_port(r, ru->port, ru->addr_is_src);
 	switch (ru->kind) {
 	case RK_SYN_HIDE:
 	case RK_SYN:
@@ -184,9 +192,11 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 			 */
 			nftx_iif_not_lo(r);
 			nftx_ct_state(r, NF_CT_STATE_BIT(IP_CT_NEW), NFT_CMP_NEQ);
+			local_last(r, ru);
 			/* Our bits = NEWSYN: the nat rule can refuse this one. */
 			nftx_set_code(r, m, m->newsyn);
 		} else {
+			local_last(r, ru);
 			nftx_clear_ours(r, m);
 		}
 		nftx_counter(r);
@@ -197,6 +207,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		break;
 	case RK_NAT_REFUSE:
 		/* A nat chain sees a connection's first packet only. */
+		local_last(r, ru);
 		nftx_counter(r);
 		if (ru->forward)
 			nftx_dnat_same_host(r, ru->addr->family, p->refuse_port);
@@ -213,6 +224,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	case RK_STRAY_DROP:
 		nftx_ct_state(r, NFTX_CT_NEW_OR_INVALID, NFT_CMP_NEQ);
 		nftx_tcp_flags(r, NFTX_TCP_SYN | NFTX_TCP_ACK, NFTX_TCP_SYN, NFT_CMP_NEQ);
+		local_last(r, ru);
 		nftx_counter(r);
 		nftx_verdict(r, NF_DROP);
 		break;
@@ -224,6 +236,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		nftx_iif_not_lo(r);
 		nftx_ct_state(r, NF_CT_STATE_BIT(IP_CT_NEW), NFT_CMP_NEQ);
 		nftx_tcp_flags(r, NFTX_TCP_SYN | NFTX_TCP_ACK, NFTX_TCP_SYN, NFT_CMP_NEQ);
+		local_last(r, ru);
 		nftx_set_code(r, m, m->newsyn);
 		nftx_counter(r);
 		nftx_queue(r, p, kind, ru, ru->bypass);
@@ -235,6 +248,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 						       : NF_CT_STATE_INVALID_BIT,
 			      NFT_CMP_NEQ);
 		nftx_tcp_flags(r, NFTX_TCP_SYN | NFTX_TCP_ACK, NFTX_TCP_SYN, NFT_CMP_NEQ);
+		local_last(r, ru);
 		nftx_set_code(r, m, ru->kind == RK_NOCONN ? m->noconn : m->invalid);
 		nftx_counter(r);
 		nftx_queue(r, p, kind, ru, ru->bypass);
@@ -247,6 +261,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		nftx_masked_eq32(r, m->ct_integ, m->ct_integ, NFT_CMP_EQ);
 		nftx_key(r, NFTX_CT, NFT_CT_DIRECTION, false);
 		nftx_cmp(r, NFT_CMP_EQ, reply ? &dir_reply : &dir_original, 1);
+		local_last(r, ru);
 		/*
 		 * The daemon reads why a packet came from our bits: the service's
 		 * side gets the reply code, the client's none, whatever it had.
@@ -314,7 +329,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 }
 
 struct nftnl_rule *nftexpr_rule(const char *table, const struct nftplan_rule *ru,
-				const struct nftplan *p, enum nft_queue_kind kind)
+				const struct nftplan *p, enum nft_queue_kind kind, uint32_t set_id)
 {
 	struct nftnl_rule *r = nftnl_rule_alloc();
 
@@ -323,7 +338,7 @@ struct nftnl_rule *nftexpr_rule(const char *table, const struct nftplan_rule *ru
 	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, table);
 	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, nftplan_chain_def(ru->chain)->name);
 	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
-	build_rule(r, ru, p, kind);
+	build_rule(r, ru, p, kind, set_id);
 	return r;
 }
 

@@ -95,7 +95,11 @@ static void plan_push(struct nftplan *p, struct nftplan_rule ru)
 void nftplan_free(struct nftplan *p)
 {
 	free(p->r);
+	free(p->grp);
+	free(p->gports);
 	p->r = NULL;
+	p->grp = NULL;
+	p->gports = NULL;
 	p->n = p->cap = 0;
 }
 
@@ -137,11 +141,19 @@ static enum conf_qset qset_of(enum nftplan_kind k)
 	}
 }
 
-/* A server rule of kind k for entry e (NULL: none) and address a, in chain ch. */
+/*
+ * A server rule of kind k for entry e (NULL: none) and address a, in chain
+ * ch; none for an entry whose port an earlier entry's rules carry.
+ */
 static void plan_add_in(struct nftplan *p, enum nftplan_kind k, enum nftplan_chain ch,
 			const struct conf_protect *e, const struct prefix *a)
 {
+	const struct nftplan_group *g = e && p->grp ? &p->grp[e - p->protect] : NULL;
+
+	if (g && g->merged)
+		return;
 	plan_push(p, (struct nftplan_rule){ .kind = k, .chain = ch, .port = e ? e->port : 0, .addr = a,
+				    .ports = g ? g->ports : NULL, .nports = g ? g->nports : 0,
 				    .addr_is_src = k == RK_INTEG_REPLY,
 				    .local = e && !e->forward &&
 					     (ch == CH_PREROUTING || ch == CH_PREROUTING_NAT),
@@ -403,12 +415,68 @@ static void plan_closed(struct nftplan *p, const struct conf *c)
 						    .chain = CH_INPUT_CLOSED_NAT, .value = fam });
 }
 
+/* An entry whose rules differ from another's only in the port? */
+static bool groupable(const struct conf *c, size_t i)
+{
+	const struct conf_protect *e = &c->protect[i];
+
+	if (e->naddrs > 0 || e->forward || e->integrity_len > 0)
+		return false;
+	for (size_t j = 0; j < c->nprotect; j++)
+		if (j != i && c->protect[j].port == e->port)
+			return false;
+	return true;
+}
+
+/*
+ * Entries whose rules would differ only in the port share them: one rule
+ * matches their ports in a set (one lookup), in the place of the first of
+ * them.  A probe of a closed port passes every entry's rules, a protected
+ * port's only those before its own: with a rule group per entry, what
+ * passing them cost a probe grew with the entries listed before its port
+ * (with 20 entries, the first one's probes were answered 3-5 us sooner
+ * than a closed port's).  Such an entry protects this host's own addresses
+ * for its port alone (no addresses, not forward, no integrity, and no
+ * other entry has its port: no rule between its place and its group's can
+ * match its packets, so moving its rules up changes no verdict); groups
+ * are by on_fail.  0 or -ENOMEM.
+ */
+static int plan_groups(struct nftplan *p, const struct conf *c)
+{
+	size_t n = 0, cnt = c->nprotect ? c->nprotect : 1;
+
+	p->protect = c->protect;
+	p->grp = calloc(cnt, sizeof(*p->grp));
+	p->gports = calloc(cnt, sizeof(*p->gports));
+	if (!p->grp || !p->gports)
+		return -ENOMEM;
+	for (int how = ON_FAIL_RESET; how <= ON_FAIL_DROP; how++) {
+		struct nftplan_group *first = NULL;
+
+		for (size_t i = 0; i < c->nprotect; i++) {
+			if ((int)c->protect[i].on_fail != how || !groupable(c, i))
+				continue;
+			if (!first) {
+				first = &p->grp[i];
+				first->ports = &p->gports[n];
+			} else {
+				p->grp[i].merged = true;
+			}
+			p->gports[n++] = c->protect[i].port;
+			first->nports++;
+		}
+	}
+	return 0;
+}
+
 static int make(const struct conf *c, struct nftplan *p, bool hiding)
 {
 	bool integ = false, hide = false, local = false;
 
 	plan_start(c, p);
 	p->hiding = hiding;
+	if (plan_groups(p, c) < 0)
+		p->failed = true;
 	plan_add(p, RK_MARK_INTEG, NULL, NULL);
 	for (size_t i = 0; i < c->nprotect; i++) {
 		const struct conf_protect *e = &c->protect[i];

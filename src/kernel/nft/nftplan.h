@@ -302,6 +302,12 @@ struct nftplan_rule {
 	enum nftplan_kind kind;
 	enum nftplan_chain chain;
 	uint16_t port;
+	/*
+	 * nports > 1: the rule stands for the entries whose ports these are,
+	 * matched in a set (one lookup; port is the first of them).
+	 */
+	const uint16_t *ports;
+	uint16_t nports;
 	const struct prefix *addr;	/* NULL: any local address */
 	const struct prefix *from;	/* gateway rules: the LAN prefix (source going out) */
 	bool addr_is_src;		/* match addr as source (incoming client flows) */
@@ -316,9 +322,19 @@ struct nftplan_rule {
 					 * RK_PROBE_SNAT: the family, 4 or 6 */
 };
 
+/* A protect entry's share of the rules (nftplan.c, plan_groups). */
+struct nftplan_group {
+	const uint16_t *ports;	/* the ports its rules match; NULL: its own */
+	uint16_t nports;
+	bool merged;		/* its port is in an earlier entry's rules */
+};
+
 struct nftplan {
 	size_t n, cap;
 	struct nftplan_rule *r;
+	const struct conf_protect *protect;	/* the entries grp[] follows */
+	struct nftplan_group *grp;
+	uint16_t *gports;			/* the groups' ports */
 	bool failed;
 	bool used[CH_MAX];
 	uint16_t qnum[QSET_MAX], qtotal;	/* each set's first queue; queues per set */

@@ -56,6 +56,7 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 {
 	const struct marks *m = &p->m;
 	unsigned keep = ~m->mask, ct = m->ct_integ;
+	const char *fib;
 
 	fputs("\t\t", f);
 	switch (r->kind) {
@@ -121,25 +122,32 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 	} else if (r->addr) {
 		print_addr(f, r->addr, r->addr_is_src);
 	}
-	fprintf(f, "tcp %s %u ", r->addr_is_src ? "sport" : "dport", r->port);
-	if (r->local)
-		fputs("fib daddr type local ", f);
+	fprintf(f, "tcp %s ", r->addr_is_src ? "sport" : "dport");
+	if (r->nports > 1) {
+		for (uint16_t i = 0; i < r->nports; i++)
+			fprintf(f, "%s%u", i ? ", " : "{ ", r->ports[i]);
+		fputs(" } ", f);
+	} else {
+		fprintf(f, "%u ", r->port);
+	}
+	/* The route is looked up last, past every cheaper test (nftexpr.c). */
+	fib = r->local ? "fib daddr type local " : "";
 	switch (r->kind) {
 	case RK_SYN_HIDE:
 	case RK_SYN:
 		fputs("tcp flags & (syn | ack) == syn ", f);
 		if (r->kind == RK_SYN_HIDE)
-			fprintf(f, "iif != \"lo\" ct state new meta mark set meta mark & 0x%08x | "
-				   "0x%08x counter ", keep, m->newsyn);
+			fprintf(f, "iif != \"lo\" ct state new %smeta mark set meta mark & 0x%08x | "
+				   "0x%08x counter ", fib, keep, m->newsyn);
 		else
-			fprintf(f, "meta mark set meta mark & 0x%08x counter ", keep);
+			fprintf(f, "%smeta mark set meta mark & 0x%08x counter ", fib, keep);
 		if (r->kind == RK_SYN_HIDE && p->hiding)
 			fputs("accept", f);
 		else
 			print_queue(f, p, r, r->kind == RK_SYN_HIDE);
 		break;
 	case RK_NAT_REFUSE:
-		fputs("counter ", f);
+		fprintf(f, "%scounter ", fib);
 		if (r->forward) {
 			const char *fam = r->addr->family == AF_INET ? "ip" : "ip6";
 
@@ -154,30 +162,30 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		print_queue(f, p, r, r->bypass);
 		break;
 	case RK_STRAY_DROP:
-		fputs("ct state new,invalid tcp flags & (syn | ack) != syn counter drop", f);
+		fprintf(f, "ct state new,invalid tcp flags & (syn | ack) != syn %scounter drop", fib);
 		break;
 	case RK_NOCONN_NEW:
 		fprintf(f, "iif != \"lo\" ct state new tcp flags & (syn | ack) != syn "
-			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
-			keep, m->newsyn);
+			   "%smeta mark set meta mark & 0x%08x | 0x%08x counter ",
+			fib, keep, m->newsyn);
 		print_queue(f, p, r, r->bypass);
 		break;
 	case RK_NOCONN:
 		fprintf(f, "ct state new,untracked tcp flags & (syn | ack) != syn "
-			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
-			keep, m->noconn);
+			   "%smeta mark set meta mark & 0x%08x | 0x%08x counter ",
+			fib, keep, m->noconn);
 		print_queue(f, p, r, r->bypass);
 		break;
 	case RK_INVALID_INTEG:
 		fprintf(f, "ct state invalid tcp flags & (syn | ack) != syn "
-			   "meta mark set meta mark & 0x%08x | 0x%08x counter ",
-			keep, m->invalid);
+			   "%smeta mark set meta mark & 0x%08x | 0x%08x counter ",
+			fib, keep, m->invalid);
 		print_queue(f, p, r, false);
 		break;
 	case RK_INTEG:
 		fprintf(f, "ct mark & 0x%08x == 0x%08x ct direction original "
-			   "meta mark set meta mark & 0x%08x counter ",
-			ct, ct, keep);
+			   "%smeta mark set meta mark & 0x%08x counter ",
+			ct, ct, fib, keep);
 		print_queue(f, p, r, false);
 		break;
 	case RK_INTEG_REPLY:
@@ -327,7 +335,10 @@ static const char *kind_name(enum nftplan_kind k)
 
 void nftprint_rule_what(const struct nftplan_rule *ru, char *buf, size_t len)
 {
-	if (ru->port)
+	if (ru->nports > 1)
+		snprintf(buf, len, "%s for ports %u and %u more (protect entries from line %d)",
+			 kind_name(ru->kind), ru->port, (unsigned)ru->nports - 1, ru->entry_line);
+	else if (ru->port)
 		snprintf(buf, len, "%s for port %u (%s entry at line %d)", kind_name(ru->kind),
 			 ru->port,
 			 ru->chain == CH_PREROUTING || ru->chain == CH_PREROUTING_NAT ||

@@ -362,6 +362,19 @@ void nftx_tcp_port(struct nftnl_rule *r, uint16_t port, bool src)
 	nftx_cmp(r, NFT_CMP_EQ, &be, 2);
 }
 
+/* tcp dport (sport) in the anonymous set of this batch whose id is set_id. */
+void nftx_tcp_port_set(struct nftnl_rule *r, uint32_t set_id, bool src)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("lookup");
+
+	nftx_l4_tcp(r);
+	nftx_payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, src ? 0 : TCP_DPORT_OFF, 2);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
+	nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, NFTX_ANON_SET);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, set_id);
+	nftnl_rule_add_expr(r, e);
+}
+
 /*
  * ct label N: our flag's bit set (nft loads the 128 label bits, masks the
  * one and compares with zero, in the kernel's word layout, marks.h).

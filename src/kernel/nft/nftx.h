@@ -112,6 +112,15 @@ void nftx_socket_transparent(struct nftnl_rule *r, uint8_t value);
 void nftx_tcp_port(struct nftnl_rule *r, uint16_t port, bool src);
 
 /*
+ * The name an anonymous set is created with; the kernel numbers it, and a
+ * rule of the same batch finds it by its id.
+ */
+#define NFTX_ANON_SET "__set%d"
+
+/* tcp dport (sport with src) in the anonymous set of this batch whose id is set_id. */
+void nftx_tcp_port_set(struct nftnl_rule *r, uint32_t set_id, bool src);
+
+/*
  * ct label N: our flag's bit set (nft loads the 128 label bits, masks the
  * one and compares with zero, in the kernel's word layout, marks.h).
  */
