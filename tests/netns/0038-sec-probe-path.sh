@@ -145,7 +145,7 @@ for port in 22 23; do
 	l1=$(json "$TMP/again-$port-1.json" "(j['answer'] or {}).get('flowlabel')")
 	l2=$(json "$TMP/again-$port-2.json" "(j['answer'] or {}).get('flowlabel')")
 	check "IPv6: the same SYN to $port twice gets the same flow label twice ($l1, $l2)" \
-		sh -c "[ '$l1' = '$l2' ] && [ '$l1' != None ]"
+		sh -c "[ '$l1' = '$l2' ] && [ '$l1' != None ] && [ '$l1' != 0 ]"
 done
 
 # With many entries a closed port's probe passes the rules of every entry
@@ -184,4 +184,24 @@ check "chain prerouting and the nat chain: as many rules for a port with 20 entr
 	sh -c "[ '$r2' = '$r20' ] && [ '${r20#* }' = 0 ] && [ '${r20% *}' -gt 0 ]"
 
 check "a valid knock still reaches sshd (SYN-ACK)" knock_gets SA "$K" 22 $C4 $S4
+
+# With no daemon (the hiding table a stop leaves, the one a boot installs)
+# both sides keep their nat rewrite, one each: a refusal's redirect, and a
+# closed port's source-port rewrite, which must not take a refusal that
+# was redirected already.
+stop_knockgw
+for fam in 4 6; do
+	if [ $fam = 4 ]; then src=$C4 dst=$S4; else src=$C6 dst=$S6; fi
+	for t in syn:syn ack:ack; do
+		name=${t%%:*} flags=${t#*:}
+		for port in 22 23; do
+			n0=$(nat_rewrites)
+			probe "h-$name-$port-$fam" "$src" "$dst" $port 11111111 --flags "$flags" \
+				--ack 0x22222222
+			eval "h$port=\"nat rewrites \$((\$(nat_rewrites) - n0)), answer \$(flags_of h-$name-$port-$fam)\""
+		done
+		check "no daemon, IPv$fam $name: 22 and 23 meet one nat rewrite each ($h22; $h23)" \
+			sh -c "[ '$h22' = '$h23' ] && [ '${h22%%,*}' = 'nat rewrites 1' ]"
+	done
+done
 finish

@@ -230,15 +230,14 @@ static void mimic_closed_port(struct server *s, struct verdicts *out,
 	 * listens.  The answer is then a closed port's by construction, IP
 	 * options and all, with the routed host's own fields and this hop on
 	 * it (nftplan.h).  A closed port's probe goes on the same way, past
-	 * every DNAT already, to the port itself, still coded NEWSYN: past the
-	 * host's filter chains the closed ports' nat rule rewrites its source
-	 * port, the nat work the redirect is on the other side.  Anything else
-	 * (a SYN that is invalid, untracked or from loopback, a FIN/NULL/Xmas
-	 * probe) the nat rule cannot redirect: the RST is ours.
+	 * every DNAT already, to the port itself (past the host's filter
+	 * chains the closed ports' nat rule rewrites its source port, the nat
+	 * work the redirect is on the other side).  Anything else (a SYN that
+	 * is invalid, untracked or from loopback, a FIN/NULL/Xmas probe) the
+	 * nat rule cannot redirect: the RST is ours.
 	 */
 	if (how == ON_FAIL_RESET && marks_code(m, p->mark) == m->newsyn) {
-		verdict_give_mark(out, p->id, NFQUEUE_ACCEPT,
-				  closed ? p->mark : marks_own(m, p->mark));
+		verdict_give_mark(out, p->id, NFQUEUE_ACCEPT, marks_own(m, p->mark));
 		s->cnt.c[closed ? SC_closed : SC_nat_refusals]++;
 		return;
 	}

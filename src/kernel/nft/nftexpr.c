@@ -119,15 +119,13 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		nftx_verdict(r, NF_ACCEPT);
 		return;
 	case RK_PROBE_SNAT: {
-		/* A closed port's new connection, still coded NEWSYN (nftplan.c). */
+		/* A closed port's new connection: no socket took it (nftplan.c). */
 		int family = ru->value == 4 ? AF_INET : AF_INET6;
 		uint8_t nfproto = ru->value == 4 ? NFPROTO_IPV4 : NFPROTO_IPV6;
 
 		nftx_key(r, NFTX_META, NFT_META_NFPROTO, false);
 		nftx_cmp(r, NFT_CMP_EQ, &nfproto, 1);
-		nftx_l4_tcp(r);
-		nftx_key(r, NFTX_META, NFT_META_MARK, false);
-		nftx_masked_eq32(r, m->mask, m->newsyn, NFT_CMP_EQ);
+		nftx_probe_prefix(r, ru->chain);
 		nftx_counter(r);
 		nftx_snat_sport_flip(r, family);
 		return;

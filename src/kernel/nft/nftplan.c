@@ -400,16 +400,24 @@ static void plan_closed(struct nftplan *p, const struct conf *c)
 	/*
 	 * A protected port's refused connection is answered through the nat
 	 * chain's redirect: conntrack rewrites the SYN and, back, the kernel's
-	 * RST.  A closed port's new connection (still coded NEWSYN: the daemon
-	 * lets it go on as it came) gets a rewrite of its own, of the source
-	 * port, once the host's filter chains have seen it as it came: the
-	 * same nat work, there and back, so neither side's answer leaves the
-	 * other's path colder in the caches (its absence was what was left of
-	 * the SYN and ACK timing gaps).  The new port is the old one with its
-	 * top bit flipped: one for one, so a repeated probe meets the same
-	 * tuple, and the kernel's IPv6 flow label of the answer (a hash of
-	 * that tuple) repeats as a protected port's does.
+	 * RST.  A closed port's new connection gets a rewrite of its own, of
+	 * the source port, once the host's filter chains have seen it as it
+	 * came: the same nat work, there and back, so neither side's answer
+	 * leaves the other's path colder in the caches (its absence was what
+	 * was left of the SYN and ACK timing gaps).  It is told by what makes
+	 * it a closed port's, again, at the nat hook: no DNAT took it (a
+	 * refusal, a port forward), it is not loopback's, and no socket takes
+	 * it (checked anew: a listener that opened meanwhile, or one the
+	 * prerouting lookup missed, gets its connection as it came).  No mark
+	 * carries it there: the host's chains see the mark as it came.  The
+	 * new port is the old one with its top bit flipped: one for one, so a
+	 * repeated probe meets the same tuple, and the kernel's IPv6 flow
+	 * label of the answer (a hash of that tuple) repeats as a protected
+	 * port's does.
 	 */
+	for (uint8_t t = 0; t <= 1; t++)
+		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_SOCKET,
+						    .chain = CH_INPUT_CLOSED_NAT, .value = t });
 	for (uint8_t fam = 4; fam <= 6; fam += 2)
 		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_SNAT,
 						    .chain = CH_INPUT_CLOSED_NAT, .value = fam });

@@ -16,12 +16,15 @@
  *                     ct mark set ct mark | CT_INTEG, clear our bits, go on
  *                     (the daemon's REPEAT of a valid integrity SYN: the SYN
  *                     rule below queues it again and the daemon lets it pass)
- *       per protected port (and address, when limited); every rule only
- *       for this host's own addresses (fib daddr type local, looked up
- *       after the port: a probe of another port leaves the rule on a
- *       compare, so passing an entry costs about the same whichever it
- *       is), as dialled, but a forward entry's, which name the routed
- *       hosts it protects:
+ *       per protected port (and address, when limited); entries that
+ *       differ only in their port share their rules, the ports in a set
+ *       (tcp dport { P, Q, ... }: one lookup, so a probe passes as many
+ *       rules whatever the number of entries and its port's place); every
+ *       rule only for this host's own addresses (fib daddr type local, the
+ *       rule's one route lookup, made last, past its port and every cheaper
+ *       test, so that a probe the rule does not take never pays it), as
+ *       dialled, but a forward entry's, which name the routed hosts it
+ *       protects:
  *         tcp dport P SYN iif != lo ct state new  our bits = NEWSYN  queue SYN bypass
  *                     (on_fail "reset" and no fail_open: with no daemon the
  *                     packet goes on to the nat chain, which refuses it)
@@ -94,11 +97,13 @@
  *     }
  *     chain input_late {  type filter hook input priority 11;
  *       meta mark & MASK == NOCONN  reject with tcp reset }
- *     and the closed ports' new connections (SYN, ACK, window scans), which
- *     the daemon let go on as they came, still coded NEWSYN, once the
- *     host's filter chains have seen them as they came:
+ *     and the closed ports' new connections (SYN, ACK, window scans), once
+ *     the host's filter chains have seen them as they came:
  *     chain input_closed_nat {  type nat hook input priority 100;
- *       meta mark & MASK == NEWSYN  snat to (its source):(its port ^ 0x8000)
+ *       tcp iif != lo, ct status not dnat (a nat chain sees new ones only):
+ *         socket transparent 0  accept    (someone listens: not ours)
+ *         socket transparent 1  accept
+ *         snat to (its source):(its port ^ 0x8000)
  *                     (the nat work a protected port's refusal gets from
  *                     the redirect, there and back; one for one, so the
  *                     answer to a repeated probe repeats, IPv6 flow label
@@ -294,8 +299,8 @@ enum nftplan_kind {
 	RK_PROBE_SKIP,		/* ... a protected port: decided in chain prerouting */
 	RK_PROBE_SOCKET,	/* ... a socket answers (value = transparent) */
 	RK_PROBE,		/* ... none does, a port of this host: queue, bypass */
-	RK_PROBE_SNAT,		/* ... its new connection, past the host's filter: nat
-				 * the source port (value = 4 or 6, the family) */
+	RK_PROBE_SNAT,		/* ... a new connection no socket takes, past the host's
+				 * filter: nat its source port (value = 4 or 6) */
 };
 
 struct nftplan_rule {

@@ -45,7 +45,9 @@ static void print_queue(FILE *f, const struct nftplan *p, const struct nftplan_r
 /* What every closed_ports rule of chain ch matches first (nftx.c, nftx_probe_prefix). */
 static void print_probe_prefix(FILE *f, enum nftplan_chain ch)
 {
-	if (ch == CH_PREROUTING_CLOSED)
+	if (ch == CH_INPUT_CLOSED_NAT)
+		fputs("meta l4proto tcp iif != \"lo\" ct status & dnat == 0x0 ", f);
+	else if (ch == CH_PREROUTING_CLOSED)
 		fputs("meta l4proto tcp ct state new iif != \"lo\" tcp flags & rst == 0x0 "
 		      "ct status & dnat == 0x0 ", f);
 	else
@@ -86,9 +88,9 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		fputc('\n', f);
 		return;
 	case RK_PROBE_SNAT:
-		fprintf(f, "meta nfproto %s meta l4proto tcp meta mark & 0x%08x == 0x%08x counter "
-			   "snat %s to %s saddr : tcp sport ^ 32768\n",
-			r->value == 4 ? "ipv4" : "ipv6", m->mask, m->newsyn,
+		fprintf(f, "meta nfproto %s ", r->value == 4 ? "ipv4" : "ipv6");
+		print_probe_prefix(f, r->chain);
+		fprintf(f, "counter snat %s to %s saddr : tcp sport ^ 32768\n",
 			r->value == 4 ? "ip" : "ip6", r->value == 4 ? "ip" : "ip6");
 		return;
 	case RK_NAT_ACCEPTED:

@@ -401,12 +401,18 @@ void nftx_tcp_flags(struct nftnl_rule *r, uint8_t mask, uint8_t value, uint32_t 
 /*
  * What every closed_ports rule of chain ch matches first (nftplan.h): at
  * prerouting a new connection that no DNAT took (not from loopback, no
- * RST); at input a segment with none of SYN, ACK, RST (not from loopback).
+ * RST); at input's nat a new connection (a nat chain sees no other) that
+ * no DNAT took, not from loopback; at input a segment with none of SYN,
+ * ACK, RST (not from loopback).
  */
 void nftx_probe_prefix(struct nftnl_rule *r, enum nftplan_chain ch)
 {
 	nftx_l4_tcp(r);
-	if (ch == CH_PREROUTING_CLOSED) {
+	if (ch == CH_INPUT_CLOSED_NAT) {
+		nftx_iif_not_lo(r);
+		nftx_key(r, NFTX_CT, NFT_CT_STATUS, false);
+		nftx_masked_eq32(r, IPS_DST_NAT, 0, NFT_CMP_EQ);
+	} else if (ch == CH_PREROUTING_CLOSED) {
 		nftx_ct_state(r, NF_CT_STATE_BIT(IP_CT_NEW), NFT_CMP_NEQ);
 		nftx_iif_not_lo(r);
 		nftx_tcp_flags(r, NFTX_TCP_RST, 0, NFT_CMP_EQ);
