@@ -115,7 +115,7 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 		return;
 	case RK_PROBE_SOCKET:
 		nftx_probe_prefix(r, ru->chain);
-		nftx_socket_transparent(r, ru->value);
+		nftx_socket_found(r);
 		nftx_verdict(r, NF_ACCEPT);
 		return;
 	case RK_PROBE_SNAT: {

@@ -388,9 +388,7 @@ static void plan_closed(struct nftplan *p, const struct conf *c)
 	plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_GATE, .chain = CH_PREROUTING_CLOSED });
 	plan_each(p, c, RK_PROBE_SKIP, CH_PREROUTING_CLOSED, want_local);
 	for (enum nftplan_chain ch = CH_PREROUTING_CLOSED;; ch = CH_INPUT_CLOSED) {
-		for (uint8_t t = 0; t <= 1; t++)
-			plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_SOCKET, .chain = ch,
-						    .value = t });
+		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_SOCKET, .chain = ch });
 		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE, .chain = ch, .bypass = true,
 					    .local = ch == CH_PREROUTING_CLOSED,
 					    .qset = QSET_PROBE });
@@ -407,17 +405,15 @@ static void plan_closed(struct nftplan *p, const struct conf *c)
 	 * was left of the SYN and ACK timing gaps).  It is told by what makes
 	 * it a closed port's, again, at the nat hook: no DNAT took it (a
 	 * refusal, a port forward), it is not loopback's, and no socket takes
-	 * it (checked anew: a listener that opened meanwhile, or one the
-	 * prerouting lookup missed, gets its connection as it came).  No mark
+	 * it (checked anew, one lookup: a listener that opened meanwhile, or
+	 * one the prerouting lookup missed, gets its connection as it came).  No mark
 	 * carries it there: the host's chains see the mark as it came.  The
 	 * new port is the old one with its top bit flipped: one for one, so a
 	 * repeated probe meets the same tuple, and the kernel's IPv6 flow
 	 * label of the answer (a hash of that tuple) repeats as a protected
 	 * port's does.
 	 */
-	for (uint8_t t = 0; t <= 1; t++)
-		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_SOCKET,
-						    .chain = CH_INPUT_CLOSED_NAT, .value = t });
+	plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_SOCKET, .chain = CH_INPUT_CLOSED_NAT });
 	for (uint8_t fam = 4; fam <= 6; fam += 2)
 		plan_push(p, (struct nftplan_rule){ .kind = RK_PROBE_SNAT,
 						    .chain = CH_INPUT_CLOSED_NAT, .value = fam });

@@ -77,8 +77,8 @@
  *                     a port nobody listens on is not decided twice)
  *       tcp ct state new iif != lo, no RST, ct status not dnat (the nat
  *                     chain's refusals are decided already):
- *         socket transparent 0  accept    (someone listens, or the flow
- *         socket transparent 1  accept     exists: not ours)
+ *         socket transparent <= 1  accept    (any socket: someone listens,
+ *                     or the flow exists: not ours; one lookup)
  *         fib daddr type local  our bits = NEWSYN  queue PROBE bypass
  *                     (SYN, ACK and window scans: the daemon does a refused
  *                     knock's work and lets it go on; the kernel answers)
@@ -91,7 +91,7 @@
  *                     our bits = NOCONN  queue SYN bypass   (FIN/NULL/Xmas:
  *                     invalid for conntrack, so no nat; the daemon answers)
  *       closed_ports "daemon": tcp iif != lo tcp flags & (syn|ack|rst) == 0
- *         socket transparent 0|1  accept
+ *         socket transparent <= 1  accept
  *         clear our bits  queue PROBE bypass   (answered as the protected
  *                     port's; with no daemon, by the kernel)
  *     }
@@ -101,8 +101,7 @@
  *     the host's filter chains have seen them as they came:
  *     chain input_closed_nat {  type nat hook input priority 100;
  *       tcp iif != lo, ct status not dnat (a nat chain sees new ones only):
- *         socket transparent 0  accept    (someone listens: not ours)
- *         socket transparent 1  accept
+ *         socket transparent <= 1  accept    (someone listens: not ours)
  *         snat to (its source):(its port ^ 0x8000)
  *                     (the nat work a protected port's refusal gets from
  *                     the redirect, there and back; one for one, so the
@@ -297,7 +296,7 @@ enum nftplan_kind {
 	RK_CT_KEEP,		/* after a stop: keeps conntrack (and so seqadj) running */
 	RK_PROBE_GATE,		/* closed_ports "daemon": not a new connection: not a probe */
 	RK_PROBE_SKIP,		/* ... a protected port: decided in chain prerouting */
-	RK_PROBE_SOCKET,	/* ... a socket answers (value = transparent) */
+	RK_PROBE_SOCKET,	/* ... a socket answers (any: one lookup) */
 	RK_PROBE,		/* ... none does, a port of this host: queue, bypass */
 	RK_PROBE_SNAT,		/* ... a new connection no socket takes, past the host's
 				 * filter: nat its source port (value = 4 or 6) */
@@ -323,8 +322,7 @@ struct nftplan_rule {
 	bool bypass;			/* queue with bypass (a later rule answers) */
 	uint8_t qset;			/* enum conf_qset: the set it queues to */
 	int entry_line;
-	uint8_t value;			/* RK_PROBE_SOCKET: the socket's transparent flag;
-					 * RK_PROBE_SNAT: the family, 4 or 6 */
+	uint8_t value;			/* RK_PROBE_SNAT: the family, 4 or 6 */
 };
 
 /* A protect entry's share of the rules (nftplan.c, plan_groups). */

@@ -75,7 +75,7 @@ static void print_rule(FILE *f, const struct nftplan *p, const struct nftplan_ru
 		return;
 	case RK_PROBE_SOCKET:
 		print_probe_prefix(f, r->chain);
-		fprintf(f, "socket transparent %u accept\n", r->value);
+		fputs("socket transparent <= 1 accept\n", f);
 		return;
 	case RK_PROBE:
 		print_probe_prefix(f, r->chain);

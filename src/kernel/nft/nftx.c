@@ -343,14 +343,16 @@ void nftx_set_code(struct nftnl_rule *r, const struct marks *m, uint32_t code)
 }
 
 /* socket transparent == value: no match at all when no socket is found. */
-void nftx_socket_transparent(struct nftnl_rule *r, uint8_t value)
+void nftx_socket_found(struct nftnl_rule *r)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("socket");
+	uint8_t one = 1;
 
 	nftnl_expr_set_u32(e, NFTNL_EXPR_SOCKET_KEY, NFT_SOCKET_TRANSPARENT);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_SOCKET_DREG, NFT_REG_1);
 	nftnl_rule_add_expr(r, e);
-	nftx_cmp(r, NFT_CMP_EQ, &value, 1);
+	/* The flag is 0 or 1: any socket found passes. */
+	nftx_cmp(r, NFT_CMP_LTE, &one, 1);
 }
 
 void nftx_tcp_port(struct nftnl_rule *r, uint16_t port, bool src)

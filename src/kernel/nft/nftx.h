@@ -105,8 +105,11 @@ void nftx_iif_not_lo(struct nftnl_rule *r);
 /* Our bits of the packet mark = code (0: cleared), the rest kept. */
 void nftx_set_code(struct nftnl_rule *r, const struct marks *m, uint32_t code);
 
-/* socket transparent == value: no match at all when no socket is found. */
-void nftx_socket_transparent(struct nftnl_rule *r, uint8_t value);
+/*
+ * A socket takes the packet (socket transparent <= 1: one lookup, no match
+ * when none is found).
+ */
+void nftx_socket_found(struct nftnl_rule *r);
 
 /* tcp sport (src) or dport == port. */
 void nftx_tcp_port(struct nftnl_rule *r, uint16_t port, bool src);
