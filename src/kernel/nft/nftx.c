@@ -237,10 +237,22 @@ void nftx_redirect(struct nftnl_rule *r, uint16_t port)
 }
 
 /* dnat to (the packet's own destination):port, family's addresses. */
+/* nat of type (NFT_NAT_DNAT, _SNAT) to register 1's address, register 2's port. */
+static void nat_to_regs(struct nftnl_rule *r, uint32_t type, int family)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("nat");
+
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_TYPE, type);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
+	nftnl_rule_add_expr(r, e);
+}
+
 void nftx_dnat_same_host(struct nftnl_rule *r, int family, uint16_t port)
 {
 	struct nftnl_expr *imm = nftnl_expr_alloc("immediate");
-	struct nftnl_expr *e = nftnl_expr_alloc("nat");
 	uint16_t be = htons(port);
 
 	/* Destination at IPv4 offset 16 / IPv6 24, into register 1. */
@@ -249,12 +261,7 @@ void nftx_dnat_same_host(struct nftnl_rule *r, int family, uint16_t port)
 	nftnl_expr_set_u32(imm, NFTNL_EXPR_IMM_DREG, NFT_REG_2);
 	nftnl_expr_set(imm, NFTNL_EXPR_IMM_DATA, &be, sizeof(be));
 	nftnl_rule_add_expr(r, imm);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
-	nftnl_rule_add_expr(r, e);
+	nat_to_regs(r, NFT_NAT_DNAT, family);
 }
 
 /*
@@ -265,7 +272,6 @@ void nftx_snat_sport_flip(struct nftnl_rule *r, int family)
 {
 	struct nftnl_expr *sport = nftnl_expr_alloc("payload");
 	struct nftnl_expr *flip = nftnl_expr_alloc("bitwise");
-	struct nftnl_expr *e = nftnl_expr_alloc("nat");
 	uint16_t mask = 0xffff, top = htons(0x8000);
 
 	/* Source at IPv4 offset 12 / IPv6 8, into register 1. */
@@ -282,12 +288,7 @@ void nftx_snat_sport_flip(struct nftnl_rule *r, int family)
 	nftnl_expr_set(flip, NFTNL_EXPR_BITWISE_MASK, &mask, sizeof(mask));
 	nftnl_expr_set(flip, NFTNL_EXPR_BITWISE_XOR, &top, sizeof(top));
 	nftnl_rule_add_expr(r, flip);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_TYPE, NFT_NAT_SNAT);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
-	nftnl_rule_add_expr(r, e);
+	nat_to_regs(r, NFT_NAT_SNAT, family);
 }
 
 void nftx_reject_rst(struct nftnl_rule *r)
