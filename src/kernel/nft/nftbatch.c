@@ -37,8 +37,10 @@
 #define NETLINK_EXT_ACK 11
 #endif
 
+/* nft's datatype of a port: a set's key type, so that `nft list` shows ports. */
+enum { NFTBATCH_TYPE_INET_SERVICE = 13 };
+
 enum {
-	NFTBATCH_TYPE_INET_SERVICE = 13,	/* nft's datatype of a port, for `nft list` */
 	BATCH_PAGE_BYTES = 1 << 20,
 	/* Room past a page's limit for the message that crosses it: larger
 	 * than any one message (a netlink attribute's length is 16 bits). */

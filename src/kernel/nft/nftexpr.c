@@ -121,10 +121,8 @@ static void build_rule(struct nftnl_rule *r, const struct nftplan_rule *ru, cons
 	case RK_PROBE_SNAT: {
 		/* A closed port's new connection: no socket took it (nftplan.c). */
 		int family = ru->value == 4 ? AF_INET : AF_INET6;
-		uint8_t nfproto = ru->value == 4 ? NFPROTO_IPV4 : NFPROTO_IPV6;
 
-		nftx_key(r, NFTX_META, NFT_META_NFPROTO, false);
-		nftx_cmp(r, NFT_CMP_EQ, &nfproto, 1);
+		nftx_nfproto(r, family);
 		nftx_probe_prefix(r, ru->chain);
 		nftx_counter(r);
 		nftx_snat_sport_flip(r, family);

@@ -406,10 +406,10 @@ static void plan_closed(struct nftplan *p, const struct conf *c)
 	 * it a closed port's, again, at the nat hook: no DNAT took it (a
 	 * refusal, a port forward), it is not loopback's, and no socket takes
 	 * it (checked anew, one lookup: a listener that opened meanwhile, or
-	 * one the prerouting lookup missed, gets its connection as it came).  No mark
-	 * carries it there: the host's chains see the mark as it came.  The
-	 * new port is the old one with its top bit flipped: one for one, so a
-	 * repeated probe meets the same tuple, and the kernel's IPv6 flow
+	 * one the prerouting lookup missed, gets its connection as it came).
+	 * No mark carries it there: the host's chains see the mark as it came.
+	 * The new port is the old one with its top bit flipped: one for one,
+	 * so a repeated probe meets the same tuple, and the kernel's IPv6 flow
 	 * label of the answer (a hash of that tuple) repeats as a protected
 	 * port's does.
 	 */

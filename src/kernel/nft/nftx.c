@@ -41,15 +41,21 @@ void nftx_key(struct nftnl_rule *r, enum nftx_key x, uint32_t key, bool store)
 	nftnl_rule_add_expr(r, e);
 }
 
-static void nftx_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len)
+static void payload_to(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len,
+		       uint32_t reg)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("payload");
 
 	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, reg);
 	nftnl_rule_add_expr(r, e);
+}
+
+static void nftx_payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len)
+{
+	payload_to(r, base, off, len, NFT_REG_1);
 }
 
 /* reg1 = (reg1 & mask) ^ xor */
@@ -142,16 +148,21 @@ static void prefix_cmp(struct nftnl_rule *r, const struct prefix *a, uint32_t le
 	nftx_cmp(r, NFT_CMP_EQ, want, len);
 }
 
+void nftx_nfproto(struct nftnl_rule *r, int family)
+{
+	uint8_t nfproto = family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
+
+	nftx_key(r, NFTX_META, NFT_META_NFPROTO, false);
+	nftx_cmp(r, NFT_CMP_EQ, &nfproto, 1);
+}
+
 /* dep: the family check nft puts before a rule's first address match. */
 void nftx_addr(struct nftnl_rule *r, const struct prefix *a, bool src, bool dep)
 {
-	uint8_t nfproto = a->family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6;
 	uint32_t len = a->family == AF_INET ? 4 : 16;
 
-	if (dep) {
-		nftx_key(r, NFTX_META, NFT_META_NFPROTO, false);
-		nftx_cmp(r, NFT_CMP_EQ, &nfproto, 1);
-	}
+	if (dep)
+		nftx_nfproto(r, a->family);
 	/* Source at IPv4 offset 12 / IPv6 8, destination at 16 / 24. */
 	nftx_payload(r, NFT_PAYLOAD_NETWORK_HEADER,
 		     a->family == AF_INET ? (src ? 12 : 16) : (src ? 8 : 24), len);
@@ -270,18 +281,13 @@ void nftx_dnat_same_host(struct nftnl_rule *r, int family, uint16_t port)
  */
 void nftx_snat_sport_flip(struct nftnl_rule *r, int family)
 {
-	struct nftnl_expr *sport = nftnl_expr_alloc("payload");
 	struct nftnl_expr *flip = nftnl_expr_alloc("bitwise");
 	uint16_t mask = 0xffff, top = htons(0x8000);
 
 	/* Source at IPv4 offset 12 / IPv6 8, into register 1. */
 	nftx_payload(r, NFT_PAYLOAD_NETWORK_HEADER, family == AF_INET ? 12 : 8,
 		     family == AF_INET ? 4 : 16);
-	nftnl_expr_set_u32(sport, NFTNL_EXPR_PAYLOAD_BASE, NFT_PAYLOAD_TRANSPORT_HEADER);
-	nftnl_expr_set_u32(sport, NFTNL_EXPR_PAYLOAD_OFFSET, 0);
-	nftnl_expr_set_u32(sport, NFTNL_EXPR_PAYLOAD_LEN, 2);
-	nftnl_expr_set_u32(sport, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_2);
-	nftnl_rule_add_expr(r, sport);
+	payload_to(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 2, NFT_REG_2);
 	nftnl_expr_set_u32(flip, NFTNL_EXPR_BITWISE_SREG, NFT_REG_2);
 	nftnl_expr_set_u32(flip, NFTNL_EXPR_BITWISE_DREG, NFT_REG_2);
 	nftnl_expr_set_u32(flip, NFTNL_EXPR_BITWISE_LEN, sizeof(mask));

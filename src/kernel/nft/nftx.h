@@ -54,6 +54,9 @@ void nftx_counter(struct nftnl_rule *r);
 void nftx_queue(struct nftnl_rule *r, const struct nftplan *p, enum nft_queue_kind kind,
 		const struct nftplan_rule *ru, bool bypass);
 
+/* meta nfproto == family's (AF_INET: ipv4, else ipv6). */
+void nftx_nfproto(struct nftnl_rule *r, int family);
+
 /* dep: the family check nft puts before a rule's first address match. */
 void nftx_addr(struct nftnl_rule *r, const struct prefix *a, bool src, bool dep);
 
